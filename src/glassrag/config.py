@@ -1,0 +1,175 @@
+"""Pipeline settings: every field has a default, a one-line doc, and the source of its
+default (a measurement id in docs/measurements.md, or the literature it comes from).
+
+A TOML file overrides any of them by section and name:
+
+    [bm25]
+    k1 = 1.2
+
+`glassrag config` prints them all with their docs and sources.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from glassrag.errors import ConfigError
+
+
+def setting(default: Any, doc: str, source: str) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"doc": doc, "source": source})
+    return field(default=default, metadata={"doc": doc, "source": source})
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """Used when an index is built; changing them needs a new `glassrag ingest`."""
+
+    chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive",
+                           "provisional: structure-aware default until measured on the demo set")
+    size: int = setting(200, "largest chunk, in `unit`s", "provisional: a common default, to be measured")
+    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)",
+                           "provisional: to be measured")
+    unit: str = setting("words", "what size counts: words, tokens, chars", "words are what a reader sees")
+    context_header: bool = setting(True, "index each chunk with its document title and heading path "
+                                   "in front (the shown text stays verbatim)",
+                                   "provisional: to be measured")
+
+
+@dataclass(frozen=True)
+class AnalyzeSettings:
+    """The analyzer BM25 and LSA share; fixed when the index is built."""
+
+    stopwords: str = setting("lucene", "stopword list: none, lucene (33 words), english (function and question words)",
+                             "Lucene EnglishAnalyzer, as in the Pyserini/bm25s BEIR baselines")
+    stem: bool = setting(True, "Snowball (Porter 2) English stemming", "Pyserini/bm25s BEIR baselines")
+    identifiers: bool = setting(True, "keep E-4107 / TX-2000 whole as well as their parts",
+                                "design: exact identifiers must outrank near-twins")
+
+
+@dataclass(frozen=True)
+class LSASettings:
+    dim: int = setting(256, "number of LSA dimensions (SVD rank)", "provisional: to be measured")
+    power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
+                                    "Halko et al. 2011 recommend 1-4 for slowly decaying spectra")
+    seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed")
+    cutoff: float | None = setting(None, "drop dense hits whose cosine is below this (None: keep all)",
+                                   "off until calibrated")
+
+
+@dataclass(frozen=True)
+class BM25Settings:
+    k1: float = setting(0.9, "term-frequency saturation", "Pyserini BEIR flat (Thakur et al. 2021)")
+    b: float = setting(0.4, "length normalisation", "Pyserini BEIR flat (Thakur et al. 2021)")
+
+
+@dataclass(frozen=True)
+class RetrieveSettings:
+    retrievers: list[str] = setting(["bm25", "lsa"], "retrievers run side by side on each question",
+                                    "provisional: hybrid by design, to be measured")
+    depth: int = setting(100, "how many hits each retriever passes on (top N)",
+                         "BEIR convention: R@100")
+
+
+@dataclass(frozen=True)
+class FuseSettings:
+    method: str = setting("rrf", "how retriever lists are fused: rrf, weighted",
+                          "Cormack et al. 2009: RRF needs no score calibration")
+    k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009")
+    weight: float = setting(0.5, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
+                            "provisional: to be tuned on a train split")
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    k: int = setting(5, "passages returned (the answer and what else was found)",
+                     "a screenful; any-hit@5 is the headline metric")
+
+
+@dataclass(frozen=True)
+class Config:
+    chunk: ChunkSettings = field(default_factory=ChunkSettings)
+    analyze: AnalyzeSettings = field(default_factory=AnalyzeSettings)
+    lsa: LSASettings = field(default_factory=LSASettings)
+    bm25: BM25Settings = field(default_factory=BM25Settings)
+    retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
+    fuse: FuseSettings = field(default_factory=FuseSettings)
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {f.name: {g.name: getattr(getattr(self, f.name), g.name)
+                         for g in fields(getattr(self, f.name))} for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], origin: str = "settings") -> "Config":
+        config = cls()
+        sections = {f.name: f for f in fields(cls)}
+        for name, values in data.items():
+            if name not in sections:
+                raise ConfigError(f"{origin}: unknown section [{name}]",
+                                  f"sections are: {', '.join(sections)}")
+            if not isinstance(values, dict):
+                raise ConfigError(f"{origin}: [{name}] must be a table of settings")
+            current = getattr(config, name)
+            known = {g.name: g for g in fields(current)}
+            changes = {}
+            for key, value in values.items():
+                if key not in known:
+                    raise ConfigError(f"{origin}: unknown setting {name}.{key}",
+                                      f"settings in [{name}]: {', '.join(known)}")
+                changes[key] = _check_type(f"{name}.{key}", getattr(current, key), value, origin)
+            config = replace(config, **{name: replace(current, **changes)})
+        return config
+
+    def describe(self) -> list[tuple[str, Any, str, str]]:
+        """(name, value, doc, source) for every setting."""
+        rows = []
+        for f in fields(self):
+            section = getattr(self, f.name)
+            for g in fields(section):
+                rows.append((f"{f.name}.{g.name}", getattr(section, g.name),
+                             g.metadata["doc"], g.metadata["source"]))
+        return rows
+
+    def with_overrides(self, **sections: dict[str, Any]) -> "Config":
+        """A copy with some settings changed: with_overrides(bm25={"k1": 1.2})."""
+        merged = self.to_dict()
+        for name, values in sections.items():
+            merged.setdefault(name, {}).update({k: v for k, v in values.items() if v is not None})
+        return Config.from_dict(merged)
+
+
+def _check_type(name: str, default: Any, value: Any, origin: str) -> Any:
+    if default is None or value is None:
+        return value
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, list):
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(f"{origin}: {name} = {value!r} should be a {type(default).__name__}",
+                          f"the default is {default!r}")
+    return value
+
+
+def load_config(path: Path | None) -> Config:
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return Config.from_dict(data, origin=str(path))

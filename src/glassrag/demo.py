@@ -1,0 +1,31 @@
+"""The bundled demo corpus: a fictional company handbook and its golden questions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+DEMO = Path(__file__).parent / "data" / "demo"
+
+# one question of each kind the demo shows first (ids from golden.jsonl)
+SHOWCASE: tuple[str, ...] = ()
+
+
+def demo_docs() -> Path:
+    return DEMO / "docs"
+
+
+def demo_golden() -> Path:
+    return DEMO / "golden.jsonl"
+
+
+def demo_questions() -> list[str]:
+    """The showcase questions, read from the golden set so they stay in step with it."""
+    if not demo_golden().exists():
+        return ["What does error E-4107 mean?"]
+    by_id = {}
+    for line in demo_golden().read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            q = json.loads(line)
+            by_id[q["id"]] = q["question"]
+    return [by_id[i] for i in SHOWCASE if i in by_id] or list(by_id.values())[:3]

@@ -1,0 +1,130 @@
+"""Latent semantic analysis: the dense retriever that needs no download.
+
+Deerwester et al. (1990). With X the TF-IDF term × passage matrix,
+tfidf(t, d) = (1 + ln tf(t, d)) · ln(N / n(t)), each passage column scaled to unit length:
+
+    X ≈ U_k S_k V_kᵀ            (truncated SVD, rank k)
+    passage vectors: rows of V_k
+    query fold-in:   q̂ = qᵀ U_k S_k⁻¹
+
+The SVD is computed by randomized subspace iteration (Halko, Martinsson & Tropp 2011,
+Algorithm 4.4) with a fixed seed, so the same corpus always gives the same model.
+`variance_share[i] = s_i² / ‖X‖_F²` says how much of the corpus each dimension keeps.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from glassrag.lexical.bm25 import TermCounts
+
+
+def randomized_svd(x: sp.spmatrix, k: int, power_iterations: int = 4, oversample: int = 10,
+                   seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """U (m×k), s (k), Vᵀ (k×n) of the sparse matrix x by randomized subspace iteration."""
+    m, n = x.shape
+    rank = min(k + oversample, m, n)
+    rng = np.random.default_rng(seed)
+    omega = rng.standard_normal((n, rank))
+    q, _ = np.linalg.qr(x @ omega)
+    for _ in range(power_iterations):
+        z, _ = np.linalg.qr(x.T @ q)
+        q, _ = np.linalg.qr(x @ z)
+    small = (x.T @ q).T  # = qᵀ x, rank × n
+    u_small, s, vt = np.linalg.svd(small, full_matrices=False)
+    u = q @ u_small
+    k = min(k, s.size)
+    # fix each singular vector's sign so the result does not depend on the LAPACK build
+    signs = np.sign(u[np.argmax(np.abs(u[:, :k]), axis=0), np.arange(k)])
+    signs[signs == 0] = 1.0
+    return u[:, :k] * signs, s[:k], vt[:k] * signs[:, None]
+
+
+class LSA:
+    """An LSA model fitted on a corpus's term counts; embeds queries by fold-in."""
+
+    def __init__(self, dim: int = 256, power_iterations: int = 4, seed: int = 0) -> None:
+        self.dim = dim
+        self.power_iterations = power_iterations
+        self.seed = seed
+        self.vocab: dict[str, int] = {}
+        self.idf = np.empty(0, dtype=np.float32)
+        self.term_vectors = np.empty((0, 0), dtype=np.float32)  # U_k S_k⁻¹, terms × k
+        self.passage_vectors = np.empty((0, 0), dtype=np.float32)  # V_k, passages × k
+        self.variance_share = np.empty(0, dtype=np.float32)
+        self.analyzer: Callable[[str], list[str]] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"lsa-{self.dim}"
+
+    def params(self) -> dict[str, Any]:
+        return {"dim": self.dim, "power_iterations": self.power_iterations, "seed": self.seed}
+
+    def fit(self, counts: TermCounts) -> "LSA":
+        tf = counts.tf.tocsr().astype(np.float64)  # passages × terms
+        n_docs = tf.shape[0]
+        doc_freq = np.diff(counts.tf.indptr).astype(np.float64)
+        self.idf = np.log(n_docs / np.maximum(doc_freq, 1.0)).astype(np.float32)
+        x = self._weigh(tf)
+        u, s, vt = randomized_svd(x.T.tocsr(), self.dim, self.power_iterations, seed=self.seed)
+        keep = s > 1e-10
+        u, s, vt = u[:, keep], s[keep], vt[keep]
+        total = float(x.multiply(x).sum())
+        self.vocab = counts.vocab
+        self.term_vectors = (u / s).astype(np.float32)
+        self.passage_vectors = vt.T.astype(np.float32)
+        self.variance_share = (s**2 / total if total else s * 0).astype(np.float32)
+        return self
+
+    def _weigh(self, tf: sp.csr_matrix) -> sp.csr_matrix:
+        x = tf.copy()
+        x.data = 1.0 + np.log(x.data)
+        x = x @ sp.diags(self.idf.astype(np.float64))
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        return sp.csr_matrix(sp.diags(1.0 / norms) @ x)
+
+    def embed_tokens(self, tokens: list[str]) -> np.ndarray:
+        """Fold in an analysed text: qᵀ U_k S_k⁻¹ with q its TF-IDF vector (zero if no known term)."""
+        ids = [self.vocab[t] for t in tokens if t in self.vocab]
+        vec = np.zeros(self.term_vectors.shape[1], dtype=np.float32)
+        if not ids:
+            return vec
+        uniq, counts = np.unique(np.asarray(ids), return_counts=True)
+        weights = (1.0 + np.log(counts)) * self.idf[uniq]
+        norm = np.linalg.norm(weights)
+        if norm == 0:
+            return vec
+        return ((weights / norm) @ self.term_vectors[uniq]).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if self.analyzer is None:
+            raise RuntimeError("LSA.embed_query needs the index's analyzer; load the model through the index")
+        return self.embed_tokens(self.analyzer(text))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if self.analyzer is None:
+            raise RuntimeError("LSA.embed_passages needs the index's analyzer")
+        return np.stack([self.embed_tokens(self.analyzer(t)) for t in texts]) if texts else \
+            np.empty((0, self.term_vectors.shape[1]), dtype=np.float32)
+
+    # storage -------------------------------------------------------------------------
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"idf": self.idf, "term_vectors": self.term_vectors,
+                "passage_vectors": self.passage_vectors, "variance_share": self.variance_share}
+
+    @classmethod
+    def from_arrays(cls, params: dict[str, Any], vocab: dict[str, int],
+                    arrays: dict[str, np.ndarray]) -> "LSA":
+        model = cls(**params)
+        model.vocab = vocab
+        model.idf = arrays["idf"]
+        model.term_vectors = arrays["term_vectors"]
+        model.passage_vectors = arrays["passage_vectors"]
+        model.variance_share = arrays["variance_share"]
+        return model

@@ -1,0 +1,72 @@
+"""Typed errors. Library code raises these; only the CLI turns them into messages and exit codes.
+
+Every error says what was wrong (which file, line or value) and what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class GlassragError(Exception):
+    """Base class: `str(err)` is the problem, `err.hint` what the user can do."""
+
+    exit_code = 1
+
+    def __init__(self, problem: str, hint: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.problem}\n  → {self.hint}" if self.hint else self.problem
+
+
+class IngestError(GlassragError):
+    """A file could not be read or turned into sections."""
+
+    def __init__(self, path: str, reason: str, hint: str = "") -> None:
+        super().__init__(f"{path}: {reason}", hint)
+        self.path = path
+        self.reason = reason
+
+
+class ConfigError(GlassragError):
+    """A setting or a configuration file is wrong."""
+
+    exit_code = 2
+
+
+class UnknownNameError(ConfigError):
+    """A stage variant was asked for by a name that is not in its table."""
+
+    def __init__(self, family: str, name: str, valid: list[str]) -> None:
+        super().__init__(
+            f"unknown {family} {name!r}",
+            f"choose one of: {', '.join(sorted(valid))}",
+        )
+
+
+class StoreError(GlassragError):
+    """An index folder is missing, unreadable, or of another format version."""
+
+    exit_code = 3
+
+
+class QueryError(GlassragError):
+    """A question cannot be searched (empty, or nothing left after analysis)."""
+
+    exit_code = 2
+
+
+class GoldenError(GlassragError):
+    """A golden set failed validation: `problems` lists every (file, line, reason)."""
+
+    exit_code = 4
+
+    def __init__(self, path: str, problems: list[tuple[int, str]]) -> None:
+        lines = "\n".join(f"  {path}:{line}: {reason}" for line, reason in problems)
+        super().__init__(
+            f"{path}: {len(problems)} problem(s)\n{lines}",
+            "fix the lines above; nothing was evaluated",
+        )
+        self.path = path
+        self.problems = problems

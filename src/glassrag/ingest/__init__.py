@@ -1,0 +1,153 @@
+"""Ingestion: walk paths, pick a loader by file extension, return Documents and problems.
+
+Loaders are found in one table, `LOADERS`, keyed by extension; formats that need optional
+packages register themselves there when their extra is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from glassrag.errors import IngestError, UnknownNameError
+from glassrag.ingest.base import Extracted
+from glassrag.ingest.html import load_html
+from glassrag.ingest.markdown import load_markdown
+from glassrag.ingest.text import load_text
+from glassrag.schema import Document
+
+LOADERS: dict[str, Callable[[Path, bytes], Extracted]] = {
+    ".txt": load_text,
+    ".text": load_text,
+    ".md": load_markdown,
+    ".markdown": load_markdown,
+    ".html": load_html,
+    ".htm": load_html,
+}
+
+MAX_BYTES = 100 * 1024 * 1024
+
+
+def loader_for(path: Path) -> Callable[[Path, bytes], Extracted]:
+    suffix = path.suffix.lower()
+    if suffix not in LOADERS:
+        raise UnknownNameError("file type", suffix or "(no extension)", list(LOADERS))
+    return LOADERS[suffix]
+
+
+@dataclass
+class Walk:
+    """The files found under some paths, with what was skipped and why."""
+
+    files: list[tuple[Path, Path]] = field(default_factory=list)  # (file, root it was found under)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    problems: list[IngestError] = field(default_factory=list)
+
+
+def walk(paths: list[Path]) -> Walk:
+    """Every supported file under `paths`, sorted; hidden files and folders are passed over,
+    symlinked folders are followed once (a loop is reported, not followed)."""
+    found = Walk()
+    for root in paths:
+        if not root.exists():
+            found.problems.append(IngestError(str(root), "no such file or folder",
+                                              "check the path"))
+            continue
+        if root.is_file():
+            if root.suffix.lower() in LOADERS:
+                found.files.append((root, root.parent))
+            else:
+                found.problems.append(IngestError(
+                    str(root), f"unsupported file type {root.suffix or '(none)'}",
+                    f"supported: {', '.join(sorted(LOADERS))}"))
+            continue
+        seen: set[tuple[int, int]] = set()
+        for folder, dirs, files in os.walk(root, followlinks=True):
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                found.skipped.append((folder, "symlink loop: folder already visited"))
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                if name.startswith("."):
+                    continue
+                path = Path(folder) / name
+                if path.suffix.lower() in LOADERS:
+                    found.files.append((path, root))
+                else:
+                    found.skipped.append((str(path), f"unsupported type {path.suffix or '(none)'}"))
+    return found
+
+
+def document_ids(files: list[tuple[Path, Path]]) -> list[str]:
+    """A readable id per file: its path below its root without the extension
+    (`manuals/tx200`); files that would share an id keep their extension."""
+    stems = [_rel(p, r).with_suffix("").as_posix() for p, r in files]
+    counts: dict[str, int] = {}
+    for s in stems:
+        counts[s] = counts.get(s, 0) + 1
+    return [s if counts[s] == 1 else _rel(p, r).as_posix() for s, (p, r) in zip(stems, files)]
+
+
+def _rel(path: Path, root: Path) -> Path:
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return Path(path.name)
+
+
+def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise IngestError(str(path), f"cannot read: {err.strerror}") from None
+    if size == 0:
+        raise IngestError(str(path), "empty file (0 bytes)", "remove it or give it content")
+    if size > max_bytes:
+        raise IngestError(
+            str(path), f"too large: {size / 1e6:.1f} MB, the limit is {max_bytes / 1e6:.0f} MB",
+            "raise the limit with --max-mb, or split the file")
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise IngestError(str(path), f"cannot read: {err.strerror}",
+                          "check the file's permissions") from None
+
+
+def load_document(path: Path, doc_id: str, data: bytes) -> tuple[Document, tuple[str, ...]]:
+    """Run the file's loader; returns the document and any extraction warnings."""
+    try:
+        extracted = loader_for(path)(path, data)
+    except IngestError:
+        raise
+    except Exception as err:  # a parser's own error: say which file, keep going elsewhere
+        raise IngestError(str(path), f"could not be parsed: {type(err).__name__}: {err}",
+                          "check that the file opens in its usual program") from err
+    if not extracted.text.strip():
+        raise IngestError(str(path), "no text could be extracted",
+                          "if it is a scan, it needs OCR before glassrag can read it")
+    doc = Document(
+        id=doc_id,
+        title=extracted.title,
+        source=str(path),
+        format=extracted.format,
+        text=extracted.text,
+        sections=extracted.sections,
+        metadata=extracted.metadata,
+        content_hash=file_hash(data),
+    )
+    return doc, extracted.warnings
+
+
+def file_hash(data: bytes) -> str:
+    """The content hash that identifies an unchanged file: SHA-256, 16 hex digits."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+__all__ = ["LOADERS", "walk", "document_ids", "read_bytes", "load_document",
+           "file_hash", "Walk"]

@@ -1,0 +1,84 @@
+"""What every loader returns, and the builder loaders use to lay out text and sections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from glassrag.schema import Section
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """A loader's output before the document gets its id: title, full text, sections."""
+
+    title: str
+    text: str
+    sections: tuple[Section, ...]
+    format: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+class TextBuilder:
+    """Appends blocks of text, opening a new section at each heading or page.
+
+    Blocks are separated by a newline; a section runs from its opening to the next one.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self._open: tuple[str, int, tuple[str, ...]] | None = None
+        self._sections: list[Section] = []
+
+    def open_section(self, locator: str, heading_path: tuple[str, ...] = ()) -> None:
+        self._close()
+        self._open = (locator, self._length, heading_path)
+
+    def add(self, block: str) -> None:
+        if self._open is None:
+            self.open_section("")
+        if self._parts:
+            self._parts.append("\n")
+            self._length += 1
+        self._parts.append(block)
+        self._length += len(block)
+
+    def _close(self) -> None:
+        if self._open is None:
+            return
+        locator, start, path = self._open
+        if self._length > start:
+            text = "".join(self._parts)
+            # a section starts after the separator that joined it
+            while start < self._length and text[start] == "\n":
+                start += 1
+            self._sections.append(Section(locator, start, self._length, path))
+        self._open = None
+
+    def build(self) -> tuple[str, tuple[Section, ...]]:
+        self._close()
+        return "".join(self._parts), tuple(self._sections)
+
+
+def decode(path: Path, data: bytes) -> str:
+    """Bytes to text: UTF-8 (with or without BOM), else UTF-16 with BOM; CRLF made LF."""
+    from glassrag.errors import IngestError
+
+    if data.startswith(b"\xff\xfe") or data.startswith(b"\xfe\xff"):
+        text = data.decode("utf-16")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise IngestError(
+                str(path),
+                f"not UTF-8 text (bad byte at offset {err.start})",
+                "save the file as UTF-8, or check that its extension matches its content",
+            ) from None
+    if "\x00" in text:
+        raise IngestError(str(path), "contains NUL bytes: looks binary, not text",
+                          "check that the file extension matches its content")
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -1,0 +1,74 @@
+"""Markdown: `#` headings open sections located as `§ <heading text>`; front matter is metadata.
+
+The document text is the Markdown without its front matter and without the `#` marks of
+headings, so headings stay readable inside the passages that hold them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from glassrag.ingest.base import Extracted, TextBuilder, decode
+
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+FENCE = re.compile(r"^(```|~~~)")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """`---`-fenced `key: value` lines at the top become metadata (flat, strings only)."""
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return {}, text
+    meta: dict[str, Any] = {}
+    for line in text[4:end].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            meta[key.strip()] = value.strip().strip("'\"")
+    rest = text[end + 4 :]
+    return meta, rest[1:] if rest.startswith("\n") else rest
+
+
+def load_markdown(path: Path, data: bytes) -> Extracted:
+    meta, body = split_front_matter(decode(path, data))
+    builder = TextBuilder()
+    stack: list[tuple[int, str]] = []
+    title = meta.get("title", "")
+    in_fence = False
+    block: list[str] = []
+
+    def flush() -> None:
+        if block:
+            text = "\n".join(block).strip("\n")
+            if text.strip():
+                builder.add(text)
+            block.clear()
+
+    for line in body.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else HEADING.match(line)
+        if match is None:
+            block.append(line)
+            continue
+        flush()
+        level, heading = len(match.group(1)), match.group(2)
+        if not title and level == 1:
+            title = heading
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        builder.open_section(f"§ {heading}", tuple(h for _, h in stack))
+        builder.add(heading)
+    flush()
+    text, sections = builder.build()
+    return Extracted(
+        title=title or path.stem,
+        text=text,
+        sections=sections,
+        format="markdown",
+        metadata=meta,
+    )

@@ -1,0 +1,235 @@
+"""The plain data that flows between stages: frozen dataclasses with to_dict/from_dict.
+
+Document ─▶ Section (with its locator) ─▶ Chunk ─▶ Hit ─▶ StageTrace ─▶ Answer.
+Ids are content hashes, so the same text always gets the same id and an unchanged
+file can be recognised and its chunks reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Mapping, Self
+
+
+def content_hash(*parts: str, length: int = 16) -> str:
+    """Hex SHA-256 of the parts joined by a unit separator, cut to `length` characters."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return digest[:length]
+
+
+class _Plain:
+    """to_dict/from_dict for frozen dataclasses whose fields are JSON-safe or nested _Plain."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class Section(_Plain):
+    """A stretch of a document's text with one locator: `§ 2.3 Returns`, `page 4`, `slide 2`.
+
+    `start`/`end` are character offsets into `Document.text`; `heading_path` lists the
+    headings above it, outermost first.
+    """
+
+    locator: str
+    start: int
+    end: int
+    heading_path: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        return cls(data["locator"], data["start"], data["end"], tuple(data.get("heading_path", ())))
+
+
+@dataclass(frozen=True)
+class Document(_Plain):
+    """One source file after extraction: its whole text and the sections that cover it."""
+
+    id: str
+    title: str
+    source: str
+    format: str
+    text: str
+    sections: tuple[Section, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["metadata"] = dict(self.metadata)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        return cls(
+            id=data["id"],
+            title=data["title"],
+            source=data["source"],
+            format=data["format"],
+            text=data["text"],
+            sections=tuple(Section.from_dict(s) for s in data["sections"]),
+            metadata=dict(data.get("metadata", {})),
+            content_hash=data.get("content_hash", ""),
+        )
+
+    def section_text(self, section: Section) -> str:
+        return self.text[section.start : section.end]
+
+
+@dataclass(frozen=True)
+class Chunk(_Plain):
+    """A passage that is indexed and can be shown: a verbatim span `text == doc.text[start:end]`."""
+
+    id: str
+    doc_id: str
+    locator: str
+    text: str
+    start: int
+    end: int
+    position: int
+    heading_path: tuple[str, ...] = ()
+
+    @classmethod
+    def make(
+        cls,
+        doc_id: str,
+        locator: str,
+        text: str,
+        start: int,
+        end: int,
+        position: int,
+        heading_path: tuple[str, ...] = (),
+    ) -> "Chunk":
+        cid = content_hash(doc_id, str(start), str(end), text)
+        return cls(cid, doc_id, locator, text, start, end, position, heading_path)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        values = dict(data)
+        values["heading_path"] = tuple(values.get("heading_path", ()))
+        return super().from_dict(values)
+
+
+@dataclass(frozen=True)
+class Hit(_Plain):
+    """A chunk as one stage ranked it. `detail` carries what explains the score
+    (for fusion: each input's rank and score)."""
+
+    chunk_id: str
+    score: float
+    rank: int
+    stage: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["detail"] = dict(self.detail)
+        return data
+
+
+@dataclass(frozen=True)
+class StageTrace(_Plain):
+    """What one stage did: its parameters, the stages it read from (`inputs`), the hits
+    it passed on with scores and ranks, how many candidates it received, and its time.
+
+    The hits a stage received are the `hits` of the stages named in `inputs`; they are
+    not stored twice.
+    """
+
+    name: str
+    kind: str
+    params: Mapping[str, Any]
+    inputs: tuple[str, ...]
+    hits: tuple[Hit, ...]
+    n_in: int
+    ms: float
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "params": dict(self.params),
+            "inputs": list(self.inputs),
+            "hits": [h.to_dict() for h in self.hits],
+            "n_in": self.n_in,
+            "ms": self.ms,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        return cls(
+            name=data["name"],
+            kind=data["kind"],
+            params=dict(data["params"]),
+            inputs=tuple(data["inputs"]),
+            hits=tuple(Hit.from_dict(h) for h in data["hits"]),
+            n_in=data["n_in"],
+            ms=data["ms"],
+            notes=tuple(data.get("notes", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Passage(_Plain):
+    """A chunk ready to show: its text verbatim with the citation that finds it again."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    locator: str
+    text: str
+    score: float
+    rank: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.title}, {self.locator}" if self.locator else self.title
+
+
+@dataclass(frozen=True)
+class Answer(_Plain):
+    """What a question gets back: the top passage, what else was found, and the route."""
+
+    question: str
+    passage: Passage | None
+    also_found: tuple[Passage, ...]
+    declined: bool
+    reason: str
+    trace: tuple[StageTrace, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "passage": self.passage.to_dict() if self.passage else None,
+            "citation": self.passage.citation if self.passage else None,
+            "also_found": [p.to_dict() for p in self.also_found],
+            "declined": self.declined,
+            "reason": self.reason,
+            "trace": [t.to_dict() for t in self.trace],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        return cls(
+            question=data["question"],
+            passage=Passage.from_dict(data["passage"]) if data.get("passage") else None,
+            also_found=tuple(Passage.from_dict(p) for p in data["also_found"]),
+            declined=data["declined"],
+            reason=data["reason"],
+            trace=tuple(StageTrace.from_dict(t) for t in data["trace"]),
+        )
+
+    def stage(self, name: str) -> StageTrace:
+        for t in self.trace:
+            if t.name == name:
+                return t
+        raise KeyError(f"no stage {name!r} in trace; stages: {[t.name for t in self.trace]}")

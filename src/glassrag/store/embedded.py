@@ -1,0 +1,175 @@
+"""The embedded store: an index is a folder on disk, no server.
+
+    DIR/CURRENT              names the live generation (replaced atomically)
+    DIR/gen-<id>/manifest.json   format version, glassrag version, settings, counts
+    DIR/gen-<id>/documents.jsonl, chunks.jsonl
+    DIR/gen-<id>/lexical/{vocab.json, tf.npz, doc_len.npy}
+    DIR/gen-<id>/lsa/{params.json, *.npy}
+
+A write builds a new generation in a temporary folder, renames it into place, then
+swaps CURRENT with os.replace; a crash at any point leaves the previous index readable.
+No pickle anywhere: arrays are .npy/.npz read with allow_pickle=False.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+from glassrag import __version__
+from glassrag.config import Config
+from glassrag.dense.lsa import LSA
+from glassrag.errors import StoreError
+from glassrag.lexical.bm25 import TermCounts
+from glassrag.schema import Chunk, Document
+from glassrag.store.base import FORMAT_VERSION, Index
+
+POINTER = "CURRENT"
+
+
+class EmbeddedStore:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+
+    def exists(self) -> bool:
+        return (self.path / POINTER).is_file()
+
+    # writing ---------------------------------------------------------------------------
+
+    def write(self, index: Index) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path} is a file, not an index folder", "choose another --index path")
+        if self.path.is_dir() and not self.exists() and any(self.path.iterdir()):
+            raise StoreError(f"{self.path} is not empty and is not a glassrag index",
+                             "choose a new or empty folder for --index; nothing was written")
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._remove_leftovers()
+        name = f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        tmp = self.path / f".tmp-{name}"
+        tmp.mkdir()
+        try:
+            self._write_generation(tmp, index)
+            os.rename(tmp, self.path / name)
+            pointer_tmp = self.path / f".{POINTER}.tmp"
+            pointer_tmp.write_text(name + "\n", encoding="utf-8")
+            _fsync(pointer_tmp)
+            old = self._current_name()
+            os.replace(pointer_tmp, self.path / POINTER)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old and old != name:
+            shutil.rmtree(self.path / old, ignore_errors=True)
+
+    def _write_generation(self, folder: Path, index: Index) -> None:
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "glassrag_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "config": index.config.to_dict(),
+            "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
+                       "terms": len(index.counts.vocab)},
+            "extra": index.extra,
+        }
+        _write_jsonl(folder / "documents.jsonl", (d.to_dict() for d in index.documents.values()))
+        _write_jsonl(folder / "chunks.jsonl", (c.to_dict() for c in index.chunks))
+        lex = folder / "lexical"
+        lex.mkdir()
+        _write_json(lex / "vocab.json", sorted(index.counts.vocab, key=index.counts.vocab.get))
+        tf = index.counts.tf
+        np.savez(lex / "tf.npz", data=tf.data, indices=tf.indices, indptr=tf.indptr,
+                 shape=np.asarray(tf.shape))
+        np.save(lex / "doc_len.npy", index.counts.doc_len)
+        if index.lsa is not None:
+            lsa = folder / "lsa"
+            lsa.mkdir()
+            _write_json(lsa / "params.json", index.lsa.params())
+            for key, array in index.lsa.arrays().items():
+                np.save(lsa / f"{key}.npy", array)
+        # the manifest is written last: a generation without one is incomplete
+        _write_json(folder / "manifest.json", manifest)
+
+    def _current_name(self) -> str | None:
+        pointer = self.path / POINTER
+        return pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else None
+
+    def _remove_leftovers(self) -> None:
+        """Temporary folders and unreferenced generations from an interrupted write."""
+        current = self._current_name()
+        for entry in self.path.iterdir():
+            if entry.name.startswith(".tmp-gen-") or (
+                    entry.name.startswith("gen-") and entry.name != current):
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # reading ---------------------------------------------------------------------------
+
+    def read(self) -> Index:
+        if not self.path.exists():
+            raise StoreError(f"index folder {self.path} does not exist",
+                             f"build it first: glassrag ingest PATH --index {self.path}")
+        name = self._current_name()
+        if name is None:
+            raise StoreError(f"{self.path} is not a glassrag index (no {POINTER} file)",
+                             f"build one there: glassrag ingest PATH --index {self.path}")
+        folder = self.path / name
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as err:
+            raise StoreError(f"{folder}: manifest unreadable ({err})",
+                             "rebuild the index with glassrag ingest") from None
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise StoreError(
+                f"{self.path} was written in index format {version}; this glassrag "
+                f"({__version__}) reads format {FORMAT_VERSION}",
+                "rebuild it with glassrag ingest (the documents are not changed)")
+        try:
+            return self._read_generation(folder, manifest)
+        except (OSError, ValueError, KeyError) as err:
+            raise StoreError(f"{folder}: index files damaged ({type(err).__name__}: {err})",
+                             "rebuild the index with glassrag ingest") from None
+
+    def _read_generation(self, folder: Path, manifest: dict[str, Any]) -> Index:
+        config = Config.from_dict(manifest["config"], origin=str(folder / "manifest.json"))
+        documents = {d["id"]: Document.from_dict(d) for d in _read_jsonl(folder / "documents.jsonl")}
+        chunks = [Chunk.from_dict(c) for c in _read_jsonl(folder / "chunks.jsonl")]
+        lex = folder / "lexical"
+        terms = json.loads((lex / "vocab.json").read_text(encoding="utf-8"))
+        vocab = {t: i for i, t in enumerate(terms)}
+        with np.load(lex / "tf.npz", allow_pickle=False) as z:
+            tf = sp.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+        counts = TermCounts(vocab, tf, np.load(lex / "doc_len.npy", allow_pickle=False))
+        lsa = None
+        if (folder / "lsa").is_dir():
+            params = json.loads((folder / "lsa" / "params.json").read_text(encoding="utf-8"))
+            arrays = {p.stem: np.load(p, allow_pickle=False) for p in (folder / "lsa").glob("*.npy")}
+            lsa = LSA.from_arrays(params, vocab, arrays)
+        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}))
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _fsync(path: Path) -> None:
+    with path.open("rb") as f:
+        os.fsync(f.fileno())

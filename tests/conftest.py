@@ -1,0 +1,72 @@
+"""Shared fixtures: tiny inline corpora written to a temporary folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from glassrag.config import Config
+from glassrag.indexer import build_index
+from glassrag.store.base import Index
+
+HANDBOOK = {
+    "manual.md": """---
+title: TX-200 Manual
+date: 2025-02-10
+---
+# TX-200 Manual
+
+## 1. Setup
+
+Mount the instrument on the tripod and level it with the circular bubble.
+
+## 2. Error codes
+
+### 2.1 Sensor errors
+
+E-4107 means the tilt sensor lost calibration. Run the field tilt calibration.
+
+### 2.2 Power errors
+
+E-2210 means the battery is below ten percent. Change the battery soon.
+""",
+    "scanner.md": """# TX-2000 Manual
+
+## 1. Errors
+
+E-4170 means the mirror motor is overheating. Let the scanner cool down for twenty minutes.
+""",
+    "travel.html": """<html><head><title>Travel policy</title><style>p{color:red}</style>
+<script>var secret = "do not index";</script></head>
+<body><h1>Travel policy</h1><h2>Per diem</h2><p>Staff travelling abroad receive a daily
+allowance for meals.</p><table><tr><th>City</th><th>Rate</th></tr>
+<tr><td>Lisbon</td><td>EUR 45</td></tr></table><h2>Mileage</h2>
+<p>Private cars are reimbursed per kilometre driven on company business.</p></body></html>
+""",
+    "notes.txt": "Quarterly notes.\nThe fleet server updates firmware during quiet hours.\n",
+}
+
+
+def write_corpus(folder: Path, files: dict[str, str] = HANDBOOK) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return write_corpus(tmp_path / "docs")
+
+
+@pytest.fixture
+def small_config() -> Config:
+    return Config().with_overrides(lsa={"dim": 4})
+
+
+@pytest.fixture
+def index(corpus: Path, small_config: Config) -> Index:
+    built, report = build_index([corpus], small_config)
+    assert not report.failed
+    return built

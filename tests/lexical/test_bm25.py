@@ -1,0 +1,55 @@
+import math
+
+import numpy as np
+import pytest
+
+from glassrag.lexical.bm25 import BM25, TermCounts, top_k
+
+DOCS = [["tilt", "sensor", "error"], ["battery", "error", "error", "low"], ["tilt", "tilt"]]
+
+
+def test_score_equals_hand_computation():
+    bm25 = BM25(TermCounts.build(DOCS), k1=1.2, b=0.75)
+    n, avgdl = 3, (3 + 4 + 2) / 3
+
+    def idf(df):
+        return math.log((n - df + 0.5) / (df + 0.5) + 1)
+
+    def w(tf, dl):
+        return tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl))
+
+    scores = bm25.score_all(["tilt", "error"])
+    expected = [idf(2) * w(1, 3) + idf(2) * w(1, 3),
+                idf(2) * w(2, 4),
+                idf(2) * w(2, 2)]
+    np.testing.assert_allclose(scores, expected, rtol=1e-6)
+
+
+def test_repeated_query_term_counts_twice_and_unknown_terms_count_nothing():
+    bm25 = BM25(TermCounts.build(DOCS))
+    once = bm25.score_all(["battery"])
+    np.testing.assert_allclose(bm25.score_all(["battery", "battery", "zebra"]), 2 * once, rtol=1e-6)
+    assert not bm25.score_all(["zebra"]).any()
+
+
+def test_search_returns_best_first_and_only_positive():
+    bm25 = BM25(TermCounts.build(DOCS))
+    idx, scores = bm25.search(["tilt"], k=10)
+    assert idx.tolist() == [2, 0]
+    assert scores[0] > scores[1] > 0
+
+
+def test_explain_sums_to_the_score():
+    bm25 = BM25(TermCounts.build(DOCS))
+    rows = bm25.explain(["tilt", "error", "zebra"], 0)
+    assert [r["term"] for r in rows] == ["tilt", "error", "zebra"]
+    assert rows[2]["note"] == "not in the index"
+    assert rows[0]["tf"] == 1
+    assert sum(r["contribution"] for r in rows) == pytest.approx(
+        float(bm25.score_all(["tilt", "error"])[0]), rel=1e-6)
+
+
+def test_top_k_ties_and_bounds():
+    idx, scores = top_k(np.array([0.0, 2.0, 1.0, 2.0], dtype=np.float32), 2)
+    assert idx.tolist() == [1, 3]
+    assert top_k(np.zeros(3), 5)[0].size == 0

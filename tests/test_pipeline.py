@@ -1,0 +1,73 @@
+import json
+
+import pytest
+
+from glassrag.errors import ConfigError, QueryError
+from glassrag.pipeline import Pipeline
+from glassrag.schema import Answer
+
+
+def test_trace_has_every_stage_in_order(index):
+    answer = Pipeline(index).run("What does E-4107 mean?")
+    assert [t.name for t in answer.trace] == ["analyze", "bm25", "lsa", "fuse", "answer"]
+    assert answer.stage("fuse").inputs == ("bm25", "lsa")
+    assert answer.stage("answer").inputs == ("fuse",)
+    assert all(t.ms >= 0 for t in answer.trace)
+    assert answer.stage("analyze").notes == ("tokens: what doe e-4107 e 4107 mean",)
+
+
+def test_exact_identifier_beats_its_near_twin(index):
+    answer = Pipeline(index).run("What does E-4107 mean?")
+    assert answer.passage.locator == "§ 2.1 Sensor errors"
+    assert "E-4107 means the tilt sensor lost calibration." in answer.passage.text
+    assert answer.passage.citation == "TX-200 Manual, § 2.1 Sensor errors"
+    bm25 = answer.stage("bm25").hits
+    twin = next(c.id for c in index.chunks if "E-4170" in c.text)
+    first = next(c.id for c in index.chunks if "E-4107" in c.text)
+    ranks = {h.chunk_id: h.rank for h in bm25}
+    assert ranks[first] < ranks.get(twin, 10**9)
+
+
+def test_fused_hits_explain_themselves(index):
+    fuse = Pipeline(index).run("tilt sensor calibration").stage("fuse")
+    top = fuse.hits[0]
+    assert set(top.detail["inputs"]) <= {"bm25", "lsa"}
+    expected = sum(1 / (60 + r["rank"]) for r in top.detail["inputs"].values())
+    assert top.score == pytest.approx(expected)
+
+
+def test_answer_json_roundtrip(index):
+    answer = Pipeline(index).run("daily allowance for meals in Lisbon")
+    data = json.loads(json.dumps(answer.to_dict()))
+    assert Answer.from_dict(data) == answer
+    assert data["citation"].startswith("Travel policy, § Per diem")
+
+
+def test_bm25_only_configuration(index):
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"]})
+    answer = Pipeline(index, config).run("quiet hours firmware")
+    assert [t.name for t in answer.trace] == ["analyze", "bm25", "answer"]
+    assert answer.passage.doc_id == "notes" and answer.passage.locator == "lines 1-2"
+
+
+@pytest.mark.parametrize("question,message", [
+    ("", "the question is empty"),
+    ("   ", "the question is empty"),
+    ("the of and", "nothing searchable is left"),
+    ("x" * 5000, "5000 characters long"),
+])
+def test_bad_questions(index, question, message):
+    with pytest.raises(QueryError, match=message):
+        Pipeline(index).run(question)
+
+
+def test_no_match_is_a_declined_answer_not_an_error(index):
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"]})
+    answer = Pipeline(index, config).run("zebra")
+    assert answer.declined and answer.passage is None
+    assert "not in the index: zebra" in answer.stage("bm25").notes[0]
+
+
+def test_unknown_retriever(index):
+    with pytest.raises(ConfigError, match="unknown retriever"):
+        Pipeline(index, index.config.with_overrides(retrieve={"retrievers": ["splade"]}))

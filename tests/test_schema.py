@@ -1,0 +1,32 @@
+import json
+
+from glassrag.schema import Answer, Chunk, Document, Hit, Passage, Section, StageTrace, content_hash
+
+
+def roundtrip(obj):
+    return type(obj).from_dict(json.loads(json.dumps(obj.to_dict())))
+
+
+def test_every_record_survives_json():
+    doc = Document("d", "Title", "d.md", "markdown", "Head\nbody", (Section("§ Head", 0, 9, ("Head",)),),
+                   {"date": "2025-01-01"}, "abc")
+    chunk = Chunk.make("d", "§ Head", "Head\nbody", 0, 9, 0, ("Head",))
+    hit = Hit(chunk.id, 1.5, 1, "fuse", {"inputs": {"bm25": {"rank": 1, "score": 2.0}}})
+    trace = StageTrace("fuse", "fuse", {"k": 60}, ("bm25", "lsa"), (hit,), 3, 0.25, ("note",))
+    passage = Passage(chunk.id, "d", "Title", "§ Head", "Head\nbody", 1.5, 1)
+    answer = Answer("q?", passage, (), False, "", (trace,))
+    for obj in (doc, chunk, hit, trace, passage, answer):
+        assert roundtrip(obj) == obj
+
+
+def test_chunk_ids_are_content_hashes():
+    a = Chunk.make("d", "§ A", "same text", 0, 9, 0)
+    b = Chunk.make("d", "§ A", "same text", 0, 9, 0)
+    c = Chunk.make("d", "§ A", "other text", 0, 10, 0)
+    assert a.id == b.id != c.id
+    assert a.id == content_hash("d", "0", "9", "same text")
+
+
+def test_citation_names_title_and_locator():
+    p = Passage("c", "d", "TX-200 Manual", "§ 2.1 Sensor errors", "t", 1.0, 1)
+    assert p.citation == "TX-200 Manual, § 2.1 Sensor errors"
