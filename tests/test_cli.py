@@ -55,7 +55,7 @@ def test_errors_are_messages_not_tracebacks(corpus: Path, tmp_path: Path):
     r = glassrag("ask", "the of", "--index", tmp_path / "idx")
     assert r.returncode == 2 and "nothing searchable" in r.stderr
     r = glassrag("ingest", corpus, "--index", tmp_path / "idx2", "--chunker", "magic")
-    assert r.returncode == 2 and "choose one of: fixed, heading, recursive, sentence" in r.stderr
+    assert r.returncode == 2 and "choose one of: document, fixed, heading, recursive, sentence" in r.stderr
     assert not (tmp_path / "idx2").exists()
 
 

@@ -129,6 +129,31 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+# golden ------------------------------------------------------------------------------------
+
+def cmd_golden_check(args: argparse.Namespace) -> int:
+    from glassrag.errors import GoldenError
+    from glassrag.evaluate.golden import KINDS, check_against, load_golden
+    from glassrag.store import EmbeddedStore
+
+    questions = load_golden(Path(args.file))
+    if args.index:
+        problems = check_against(questions, EmbeddedStore(args.index).read().documents)
+        if problems:
+            raise GoldenError(str(args.file), problems)
+    table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
+    table.add_column("kind")
+    for split in ("train", "test"):
+        table.add_column(split, justify="right")
+    for kind in (*KINDS, ""):
+        counts = [sum(q.kind == kind and q.split == sp for q in questions) for sp in ("train", "test")]
+        if any(counts):
+            table.add_row(kind or "(no kind)", *map(str, counts))
+    table.add_row("all", *(str(sum(q.split == sp for q in questions)) for sp in ("train", "test")))
+    out.print(table)
+    return 0
+
+
 # demo --------------------------------------------------------------------------------------
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -175,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=int, help="passages to return")
     p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
     p.set_defaults(run=cmd_ask)
+
+    p = sub.add_parser("golden", help="golden sets: labelled questions")
+    golden = p.add_subparsers(dest="golden_command", required=True)
+    g = golden.add_parser("check", help="validate every line (against an index, with --index)")
+    g.add_argument("file", type=Path)
+    g.add_argument("--index", help="also check documents, locators and verbatim spans")
+    g.set_defaults(run=cmd_golden_check)
 
     p = sub.add_parser("config", help="list every setting with its doc and the source of its default")
     p.add_argument("--config", type=Path)

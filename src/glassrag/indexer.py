@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Callable
 
 from glassrag.chunk import make_chunker
+from glassrag.chunk.document import DocumentChunker
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.errors import IngestError
-from glassrag.ingest import document_ids, load_document, read_bytes, walk, file_hash
+from glassrag.ingest import document_ids, file_hash, load_document, read_bytes, walk
+from glassrag.ingest.beir import is_beir, load_beir_corpus
 from glassrag.lexical.analyze import Analyzer
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
@@ -52,7 +54,8 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                 progress: Progress | None = None) -> tuple[Index, IngestReport]:
     """Ingest `paths` into a new Index, reusing what `previous` already holds."""
     report = IngestReport()
-    found = walk(paths)
+    beir_paths = [p for p in paths if is_beir(p)]
+    found = walk([p for p in paths if p not in beir_paths])
     report.failed.extend(found.problems)
     report.skipped.extend(found.skipped)
     chunker = make_chunker(config.chunk.chunker, size=config.chunk.size,
@@ -87,10 +90,25 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         documents[doc_id] = doc
         chunks_by_doc[doc_id] = chunker.chunk(doc)
 
+    for folder in beir_paths:  # a BEIR corpus is already cut into passages: one chunk each
+        whole = DocumentChunker()
+        for item in load_beir_corpus(folder):
+            if isinstance(item, IngestError):
+                report.failed.append(item)
+                continue
+            seen.add(item.id)
+            old = documents.get(item.id)
+            if old is not None and old.content_hash == item.content_hash and item.id in chunks_by_doc:
+                report.unchanged.append(item.id)
+                continue
+            (report.changed if item.id in documents else report.added).append(item.id)
+            documents[item.id] = item
+            chunks_by_doc[item.id] = whole.chunk(item)
+
     if prune and previous is not None:
         roots = [p.resolve() for p in paths]
         for doc_id, doc in list(documents.items()):
-            src = Path(doc.source).resolve()
+            src = Path(doc.source.rsplit(":", 1)[0] if doc.format == "beir" else doc.source).resolve()
             if doc_id not in seen and any(src == r or r in src.parents for r in roots):
                 del documents[doc_id]
                 chunks_by_doc.pop(doc_id, None)
@@ -98,9 +116,9 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
 
     for doc_id, doc in documents.items():  # documents kept from before, re-chunked if needed
         if doc_id not in chunks_by_doc:
-            chunks_by_doc[doc_id] = chunker.chunk(doc)
+            chunks_by_doc[doc_id] = (DocumentChunker() if doc.format == "beir" else chunker).chunk(doc)
 
-    chunks = [c for doc_id in sorted(chunks_by_doc) for c in chunks_by_doc[doc_id]]
+    chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
     tokens = []
     for n, c in enumerate(chunks, 1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from glassrag.chunk.base import Chunker, locate
+from glassrag.chunk.document import DocumentChunker
 from glassrag.chunk.fixed import FixedChunker
 from glassrag.chunk.heading import HeadingChunker
 from glassrag.chunk.recursive import RecursiveChunker
@@ -12,7 +13,8 @@ from glassrag.chunk.sentence import SentenceChunker
 from glassrag.errors import UnknownNameError
 
 CHUNKERS: dict[str, type[Chunker]] = {
-    c.name: c for c in (FixedChunker, SentenceChunker, HeadingChunker, RecursiveChunker)
+    c.name: c for c in (FixedChunker, SentenceChunker, HeadingChunker, RecursiveChunker,
+                        DocumentChunker)
 }
 
 

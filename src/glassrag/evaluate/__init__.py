@@ -1,0 +1,1 @@
+"""Evaluation: golden sets, relevance, metrics, statistics, diagnosis."""

@@ -1,0 +1,166 @@
+"""Golden sets: labelled questions, loaded and validated line by line.
+
+The JSONL format is documented in docs/golden-format.md. `load_golden` checks the
+shape of every line; `check_against` checks every label against an index (documents,
+locators, verbatim spans, must_contain words). Both report every problem with its line
+number and never stop at the first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from glassrag.errors import GoldenError
+
+KINDS = ("lookup", "paraphrase", "identifier", "named-term", "multi-doc", "table",
+         "outdated", "unanswerable")
+SPLITS = ("train", "test")
+REQUIRED = ("id", "question", "answerable")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One place that answers a question: a document, optionally a locator and verbatim text."""
+
+    doc: str
+    locator: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    answerable: bool
+    split: str = "test"
+    kind: str = ""
+    answers: tuple[Span, ...] = ()
+    must_contain: tuple[str, ...] = ()
+    line: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def answer_docs(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(a.doc for a in self.answers))
+
+
+def normalize_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
+    """One golden line to a Question, or the reasons it is not one."""
+    if not isinstance(data, dict):
+        return None, ["a line must be a JSON object"]
+    problems = [f"missing field {f!r}" for f in REQUIRED if f not in data]
+    if problems:
+        return None, problems
+    if not isinstance(data["question"], str) or not data["question"].strip():
+        problems.append("'question' must be a non-empty string")
+    if not isinstance(data["answerable"], bool):
+        problems.append("'answerable' must be true or false")
+    split = data.get("split", "test")
+    if split not in SPLITS:
+        problems.append(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    kind = data.get("kind", "")
+    if kind and kind not in KINDS:
+        problems.append(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    answers_raw = data.get("answers", [])
+    spans: list[Span] = []
+    if not isinstance(answers_raw, list):
+        problems.append("'answers' must be a list")
+        answers_raw = []
+    for i, a in enumerate(answers_raw):
+        if not isinstance(a, dict) or not isinstance(a.get("doc"), str) or not a["doc"]:
+            problems.append(f"answers[{i}] needs a 'doc' (a document id)")
+            continue
+        spans.append(Span(a["doc"], str(a.get("locator", "")), str(a.get("text", ""))))
+    must = data.get("must_contain", [])
+    if not isinstance(must, list) or not all(isinstance(w, str) for w in must):
+        problems.append("'must_contain' must be a list of strings")
+        must = []
+    if data.get("answerable") is True and not spans:
+        problems.append("an answerable question needs at least one answer")
+    if data.get("answerable") is False and spans:
+        problems.append("an unanswerable question must have no answers")
+    if kind == "unanswerable" and data.get("answerable") is not False:
+        problems.append("kind 'unanswerable' needs answerable: false")
+    if kind == "multi-doc" and len({s.doc for s in spans}) < 2:
+        problems.append("kind 'multi-doc' needs answers from two or more documents")
+    for w in must:
+        if spans and all(s.text for s in spans) and not any(
+                w.lower() in s.text.lower() for s in spans):
+            problems.append(f"must_contain {w!r} occurs in none of the answer texts")
+    if problems:
+        return None, problems
+    known = {"id", "question", "answerable", "split", "kind", "answers", "must_contain"}
+    return Question(
+        id=str(data["id"]), question=data["question"], answerable=data["answerable"],
+        split=split, kind=kind, answers=tuple(spans), must_contain=tuple(must), line=line,
+        extra={k: v for k, v in data.items() if k not in known},
+    ), []
+
+
+def load_golden(path: Path, split: str = "all") -> list[Question]:
+    """Every question of a golden JSONL file, or GoldenError listing every bad line."""
+    if split not in (*SPLITS, "all"):
+        raise GoldenError(str(path), [(0, f"unknown split {split!r}; use train, test or all")])
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise GoldenError(str(path), [(0, "no such file")]) from None
+    except UnicodeDecodeError as e:
+        raise GoldenError(str(path), [(0, f"not UTF-8 ({e.reason} at byte {e.start})")]) from None
+    questions: list[Question] = []
+    problems: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as e:
+            problems.append((n, f"not valid JSON: {e.msg} at column {e.colno}"))
+            continue
+        q, reasons = parse_line(data, n)
+        problems.extend((n, r) for r in reasons)
+        if q is None:
+            continue
+        if q.id in seen:
+            problems.append((n, f"id {q.id!r} already used on line {seen[q.id]}"))
+            continue
+        seen[q.id] = n
+        questions.append(q)
+    if not questions and not problems:
+        problems.append((0, "no questions in the file"))
+    if problems:
+        raise GoldenError(str(path), problems)
+    return [q for q in questions if split == "all" or q.split == split]
+
+
+def check_against(questions: list[Question], documents: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """Problems of labels against an index's documents: unknown document, unknown locator,
+    answer text that is not a verbatim (whitespace-normalised) span of its section."""
+    problems: list[tuple[int, str]] = []
+    for q in questions:
+        for a in q.answers:
+            doc = documents.get(a.doc)
+            if doc is None:
+                problems.append((q.line, f"{q.id}: document {a.doc!r} is not in the index"))
+                continue
+            where = doc.text
+            if a.locator:
+                sections = [s for s in doc.sections if s.locator == a.locator]
+                if not sections:
+                    problems.append((q.line, f"{q.id}: {a.doc} has no locator {a.locator!r}"))
+                    continue
+                where = "\n".join(doc.section_text(s) for s in sections)
+            if a.text and normalize_space(a.text) not in normalize_space(where):
+                place = f"{a.doc} {a.locator}".strip()
+                problems.append((q.line, f"{q.id}: answer text is not verbatim in {place}: "
+                                         f"{a.text[:60]!r}"))
+    return problems

@@ -1,0 +1,101 @@
+"""Which chunks answer a question, by the strongest label it has.
+
+Each answer of a question is one *unit*. A chunk satisfies a unit when
+1. the unit has a verbatim text: the chunk, from the unit's document, contains the text
+   whole (white space normalised);
+2. otherwise: the chunk comes from the unit's document and, when given, its locator;
+3. (BEIR) the unit is a judged document: any chunk of that document, with the grade.
+
+A ranked list of chunks becomes a ranked list of units (the first chunk that satisfies a
+unit stands for it; later ones count as not relevant), so recall, MRR and nDCG count each
+answer once however many overlapping chunks hold it. With one chunk per document (BEIR)
+this is exactly trec_eval's document-level evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from glassrag.evaluate.golden import Question, normalize_space
+from glassrag.schema import Chunk
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One question's labels resolved against one index."""
+
+    units: dict[str, int]  # unit id -> grade
+    unit_docs: dict[str, str]  # unit id -> document id
+    satisfies: dict[str, tuple[str, ...]]  # chunk id -> units it satisfies
+    texts: dict[str, str]  # unit id -> normalised answer text ("" when none)
+    intact: bool  # every text-labelled unit is held whole by some chunk
+
+    def ranked_units(self, chunk_ids: Sequence[str]) -> list[str]:
+        """Chunk ids best first → unit ids (first satisfying chunk) or `~chunk` (not relevant)."""
+        seen: set[str] = set()
+        out = []
+        for cid in chunk_ids:
+            unit = next((u for u in self.satisfies.get(cid, ()) if u not in seen), None)
+            if unit is None:
+                out.append("~" + cid)
+            else:
+                seen.add(unit)
+                out.append(unit)
+        return out
+
+    def relevant_chunks(self) -> set[str]:
+        return set(self.satisfies)
+
+
+class Judge:
+    """Resolves questions against an index's chunks (normalised texts are computed once)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.by_doc: dict[str, list[Chunk]] = {}
+        for c in chunks:
+            self.by_doc.setdefault(c.doc_id, []).append(c)
+        self._norm: dict[str, str] = {}
+
+    def norm(self, chunk: Chunk) -> str:
+        text = self._norm.get(chunk.id)
+        if text is None:
+            text = self._norm[chunk.id] = normalize_space(chunk.text)
+        return text
+
+    def judge(self, question: Question, grades: Mapping[str, int] | None = None) -> Judgement:
+        units: dict[str, int] = {}
+        unit_docs: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        satisfies: dict[str, list[str]] = {}
+        intact = True
+        for i, answer in enumerate(question.answers):
+            unit = f"a{i}:{answer.doc}"
+            units[unit] = int((grades or {}).get(answer.doc, 1))
+            unit_docs[unit] = answer.doc
+            wanted = normalize_space(answer.text) if answer.text else ""
+            texts[unit] = wanted
+            found = False
+            for c in self.by_doc.get(answer.doc, ()):
+                if wanted:
+                    ok = wanted in self.norm(c)
+                else:
+                    ok = not answer.locator or c.locator == answer.locator
+                if ok:
+                    satisfies.setdefault(c.id, []).append(unit)
+                    found = True
+            if wanted and not found:
+                intact = False
+        return Judgement(units, unit_docs, {k: tuple(v) for k, v in satisfies.items()}, texts, intact)
+
+
+def visible(judgement: Judgement, question: Question, shown_texts: Sequence[str]) -> bool:
+    """The answer can be read in what was shown: some shown text holds an answer's text
+    whole, or (no text labels) all `must_contain` words; unlabelled: nothing to check."""
+    shown = [normalize_space(t).lower() for t in shown_texts]
+    wanted = [t.lower() for t in judgement.texts.values() if t]
+    if wanted:
+        return any(w in s for w in wanted for s in shown)
+    if question.must_contain:
+        return any(all(m.lower() in s for m in question.must_contain) for s in shown)
+    return False
