@@ -18,7 +18,8 @@ from glassrag.config import Config, load_config
 from glassrag.errors import GlassragError
 from glassrag.schema import Answer
 
-out = Console(highlight=False, soft_wrap=True)
+# a pipe or a log gets wide tables rather than 80 columns of wrapped cells
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_SOME_FILES_FAILED = 5
@@ -154,22 +155,191 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
     return 0
 
 
+# eval --------------------------------------------------------------------------------------
+
+def load_questions(golden: Path, split: str, documents: Any) -> list:
+    """A JSONL golden set or a BEIR folder, validated (against the index too) before use."""
+    from glassrag.errors import GoldenError
+    from glassrag.evaluate.beir import load_beir_questions
+    from glassrag.evaluate.golden import check_against, load_golden
+
+    if golden.is_dir():
+        return load_beir_questions(golden, split)
+    questions = load_golden(golden, split)
+    problems = check_against(questions, documents)
+    if problems:
+        raise GoldenError(str(golden), problems)
+    return questions
+
+
+def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path | None) -> dict:
+    from glassrag.evaluate.runs import evaluate
+    from glassrag.pipeline import Pipeline
+    from glassrag.store import EmbeddedStore
+
+    index = EmbeddedStore(index_dir).read()
+    config = load_config(config_path) if config_path else index.config
+    questions = load_questions(golden, split, index.documents)
+    with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("eval", total=len(questions))
+        return evaluate(Pipeline(index, config), questions, golden_path=str(golden), split=split,
+                        index_path=str(index_dir),
+                        progress=lambda n, total: bar.update(task, completed=n))
+
+
+def fmt(m: dict) -> str:
+    if m.get("value") is None:
+        return "—"
+    return f"{m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
+
+
+def print_run(run: dict, brief: bool = False) -> None:
+    g = run["golden"]
+    out.print(f"[bold]{g['path']}[/bold] split={g['split']}: {g['questions']} questions "
+              f"({g['answerable']} answerable, {g['unanswerable']} unanswerable); "
+              f"index {run['index']['path']} ({run['index']['chunks']} chunks); {run['seconds']:.1f} s")
+    table = Table(title=f"metrics of the answer (ranking from stage '{run['final_stage']}'), 95% intervals")
+    table.add_column("metric")
+    table.add_column("value [95% interval]")
+    table.add_column("n", justify="right")
+    for name, m in run["metrics"].items():
+        if m["n"]:
+            table.add_row(name, fmt(m), str(m["n"]))
+    out.print(table)
+    if brief:
+        stages = [s for s in run["stages"] if s != "answer"]
+        k = run["k"]
+        out.print("stage by stage: " + ", ".join(
+            f"{s} hit@{k} {run['stages'][s][f'hit@{k}']['value']:.3f}" for s in stages))
+        out.print("where the answer was lost: " + ", ".join(
+            f"{c} {len(ids)}" for c, ids in run["losses"].items()))
+        out.print("(glassrag eval prints every stage, every kind and every lost question)")
+        return
+    stages = [s for s in run["stages"]]
+    names = list(dict.fromkeys(n for s in stages for n in run["stages"][s]))
+    table = Table(title="every stage, from the same run")
+    table.add_column("metric")
+    for s in stages:
+        table.add_column(s, justify="right")
+    for n in names:
+        table.add_row(n, *(f"{run['stages'][s][n]['value']:.3f}" if n in run["stages"][s]
+                           and run["stages"][s][n]["value"] is not None else "" for s in stages))
+    out.print(table)
+    if run["by_kind"]:
+        k = run["k"]
+        table = Table(title="by kind of question")
+        for col in ("kind", f"hit@{k}", "mrr@10", "declined"):
+            table.add_column(col)
+        for kind, m in run["by_kind"].items():
+            table.add_row(kind, fmt(m[f"hit@{k}"]), fmt(m["mrr@10"]), fmt(m["declined"]))
+        out.print(table)
+    table = Table(title="where the answer was lost")
+    table.add_column("cause")
+    table.add_column("questions", justify="right")
+    table.add_column("ids")
+    for cause, ids in run["losses"].items():
+        table.add_row(cause, str(len(ids)), " ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
+    if not run["losses"]:
+        table.add_row("(none)", "0", "")
+    out.print(table)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    run = run_evaluation(args.index, Path(args.golden), args.split, args.config)
+    print_run(run)
+    if args.out:
+        Path(args.out).write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
+        out.print(f"run written to {args.out}")
+    if args.trec_run:
+        from glassrag.evaluate.trec import write_run
+
+        level = "doc" if run["index"]["chunks"] == run["index"]["documents"] else "chunk"
+        n = write_run(run, Path(args.trec_run), level=level)
+        out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
+    return 0
+
+
+def read_run_file(path: str) -> dict:
+    from glassrag.evaluate.compare import RunFileError
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunFileError(f"{path}: no such run file", "make one with glassrag eval --out FILE") from None
+    except json.JSONDecodeError as e:
+        raise RunFileError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.compare import compare_runs
+
+    result = compare_runs(read_run_file(args.a), read_run_file(args.b), args.a, args.b)
+    table = Table(title=f"A = {args.a}   B = {args.b}   ({result['questions']} questions in common)")
+    for col in ("metric", "A", "B", "B − A", "", "p", "p (Holm)", "test", "↑", "↓"):
+        table.add_column(col)
+    for r in result["rows"]:
+        table.add_row(r["metric"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['diff']:+.3f}",
+                      r["direction"], f"{r['p']:.3g}", f"{r['p_holm']:.3g}", r["test"],
+                      str(r["improved"]), str(r["degraded"]))
+    out.print(table)
+    for metric, f in result["flips"].items():
+        if f["improved"] or f["degraded"]:
+            out.print(f"{metric}: improved in B: {' '.join(f['improved']) or '—'}; "
+                      f"degraded in B: {' '.join(f['degraded']) or '—'}")
+    return 0
+
+
+def cmd_trec_qrels(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.relevance import Judge
+    from glassrag.evaluate.trec import write_qrels
+    from glassrag.store import EmbeddedStore
+
+    index = EmbeddedStore(args.index).read()
+    questions = load_questions(Path(args.golden), args.split, index.documents)
+    n = write_qrels(questions, Path(args.out), args.level, Judge(index.chunks))
+    out.print(f"qrels ({args.level} level, {n} lines) written to {args.out}")
+    return 0
+
+
+def cmd_trec_eval(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.metrics import evaluate_run, mean_of
+    from glassrag.evaluate.trec import read_qrels, read_run
+
+    per_query = evaluate_run(read_run(Path(args.run)), read_qrels(Path(args.qrels)), args.metrics)
+    table = Table(title=f"{args.run} against {args.qrels}")
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    table.add_column("queries", justify="right")
+    for name, values in per_query.items():
+        table.add_row(name, f"{mean_of(values):.4f}", str(len(values)))
+    out.print(table)
+    return 0
+
+
 # demo --------------------------------------------------------------------------------------
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from glassrag.demo import demo_docs, demo_questions
+    """Build the demo index, ask the showcase questions, evaluate the test split."""
+    from glassrag.demo import demo_docs, demo_golden, demo_questions
 
     index_dir = Path(args.index)
-    out.rule("glassrag demo: ingest")
+    out.rule("1. ingest the demo handbook")
+    out.print(f"glassrag ingest {demo_docs()} --index {index_dir} --prune")
     code = cmd_ingest(argparse.Namespace(paths=[str(demo_docs())], index=str(index_dir),
                                          config=None, chunker=None, size=None, overlap=None,
                                          unit=None, prune=True, max_mb=100.0))
-    if code not in (0,):
+    if code != 0:
         return code
     for question in demo_questions():
-        out.rule("glassrag demo: ask")
+        out.rule("2. ask")
+        out.print(f'glassrag ask "{question}" --index {index_dir}\n')
         cmd_ask(argparse.Namespace(index=str(index_dir), question=question, config=None, k=None,
                                    json=False))
+    out.rule("3. evaluate every stage on the golden set (test split)")
+    out.print(f"glassrag eval --index {index_dir} --golden {demo_golden()} --split test\n")
+    run = run_evaluation(str(index_dir), demo_golden(), "test", None)
+    print_run(run, brief=True)
     return 0
 
 
@@ -207,6 +377,35 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("file", type=Path)
     g.add_argument("--index", help="also check documents, locators and verbatim spans")
     g.set_defaults(run=cmd_golden_check)
+
+    p = sub.add_parser("eval", help="evaluate every stage on a golden set or BEIR folder")
+    p.add_argument("--index", required=True)
+    p.add_argument("--golden", required=True, help="golden JSONL file or BEIR folder")
+    p.add_argument("--split", default="test", choices=["train", "test", "all"])
+    p.add_argument("--config", type=Path)
+    p.add_argument("--out", help="write the run (JSON) here")
+    p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
+    p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("compare", help="compare two runs: differences, paired tests, flips")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.set_defaults(run=cmd_compare)
+
+    p = sub.add_parser("trec", help="TREC run and qrels files")
+    trec = p.add_subparsers(dest="trec_command", required=True)
+    t = trec.add_parser("qrels", help="export a golden set's labels as TREC qrels")
+    t.add_argument("--index", required=True)
+    t.add_argument("--golden", required=True)
+    t.add_argument("--split", default="test", choices=["train", "test", "all"])
+    t.add_argument("--level", default="doc", choices=["doc", "chunk"])
+    t.add_argument("--out", required=True)
+    t.set_defaults(run=cmd_trec_qrels)
+    t = trec.add_parser("eval", help="evaluate any TREC run file with glassrag's metrics")
+    t.add_argument("run")
+    t.add_argument("qrels")
+    t.add_argument("--metrics", nargs="+", default=["ndcg@10", "recall@100", "mrr@10", "hit@5"])
+    t.set_defaults(run=cmd_trec_eval)
 
     p = sub.add_parser("config", help="list every setting with its doc and the source of its default")
     p.add_argument("--config", type=Path)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 DEMO = Path(__file__).parent / "data" / "demo"
 
-# one question of each kind the demo shows first (ids from golden.jsonl)
-SHOWCASE: tuple[str, ...] = ()
+# the questions `glassrag demo` asks (ids from golden.jsonl): an error code whose near-twin
+# belongs to another product, and a paraphrase whose answer BM25 and LSA both rank too low
+SHOWCASE: tuple[str, ...] = ("q012", "q101")
 
 
 def demo_docs() -> Path:

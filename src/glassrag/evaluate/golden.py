@@ -29,6 +29,7 @@ class Span:
     doc: str
     locator: str = ""
     text: str = ""
+    grade: int = 1
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ this is exactly trec_eval's document-level evaluation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.schema import Chunk
@@ -30,12 +30,16 @@ class Judgement:
     satisfies: dict[str, tuple[str, ...]]  # chunk id -> units it satisfies
     texts: dict[str, str]  # unit id -> normalised answer text ("" when none)
     intact: bool  # every text-labelled unit is held whole by some chunk
+    excluded: frozenset[str] = frozenset()  # chunks never counted (BEIR: the query's own document)
 
     def ranked_units(self, chunk_ids: Sequence[str]) -> list[str]:
-        """Chunk ids best first → unit ids (first satisfying chunk) or `~chunk` (not relevant)."""
+        """Chunk ids best first → unit ids (first satisfying chunk) or `~chunk` (not relevant);
+        excluded chunks are dropped from the ranking."""
         seen: set[str] = set()
         out = []
         for cid in chunk_ids:
+            if cid in self.excluded:
+                continue
             unit = next((u for u in self.satisfies.get(cid, ()) if u not in seen), None)
             if unit is None:
                 out.append("~" + cid)
@@ -63,7 +67,7 @@ class Judge:
             text = self._norm[chunk.id] = normalize_space(chunk.text)
         return text
 
-    def judge(self, question: Question, grades: Mapping[str, int] | None = None) -> Judgement:
+    def judge(self, question: Question) -> Judgement:
         units: dict[str, int] = {}
         unit_docs: dict[str, str] = {}
         texts: dict[str, str] = {}
@@ -71,7 +75,7 @@ class Judge:
         intact = True
         for i, answer in enumerate(question.answers):
             unit = f"a{i}:{answer.doc}"
-            units[unit] = int((grades or {}).get(answer.doc, 1))
+            units[unit] = answer.grade
             unit_docs[unit] = answer.doc
             wanted = normalize_space(answer.text) if answer.text else ""
             texts[unit] = wanted
@@ -86,16 +90,20 @@ class Judge:
                     found = True
             if wanted and not found:
                 intact = False
-        return Judgement(units, unit_docs, {k: tuple(v) for k, v in satisfies.items()}, texts, intact)
+        excluded = frozenset(c.id for c in self.by_doc.get(question.id, ())) \
+            if question.extra.get("exclude_self") else frozenset()
+        return Judgement(units, unit_docs, {k: tuple(v) for k, v in satisfies.items()}, texts,
+                         intact, excluded)
 
 
-def visible(judgement: Judgement, question: Question, shown_texts: Sequence[str]) -> bool:
+def visible(judgement: Judgement, question: Question, shown_texts: Sequence[str]) -> bool | None:
     """The answer can be read in what was shown: some shown text holds an answer's text
-    whole, or (no text labels) all `must_contain` words; unlabelled: nothing to check."""
+    whole, or (no text labels) all `must_contain` words. None when the question has
+    neither label (BEIR), so there is nothing to check."""
     shown = [normalize_space(t).lower() for t in shown_texts]
     wanted = [t.lower() for t in judgement.texts.values() if t]
     if wanted:
         return any(w in s for w in wanted for s in shown)
     if question.must_contain:
         return any(all(m.lower() in s for m in question.must_contain) for s in shown)
-    return False
+    return None

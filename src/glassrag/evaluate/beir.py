@@ -1,0 +1,68 @@
+"""BEIR queries and qrels as golden questions: `queries.jsonl` + `qrels/{split}.tsv`.
+
+Each qrels row `query-id corpus-id score` makes the corpus document an answer with that
+grade. Following the published BEIR runs, a hit whose id equals the query id is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from glassrag.errors import GoldenError
+from glassrag.evaluate.golden import SPLITS, Question, Span
+
+
+def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
+    """Questions with qrels in `split` (train, test or all), or GoldenError naming every bad row."""
+    splits = SPLITS if split == "all" else (split,)
+    if split not in (*SPLITS, "all"):
+        raise GoldenError(str(folder), [(0, f"unknown split {split!r}; use train, test or all")])
+    queries_path = folder / "queries.jsonl"
+    texts: dict[str, str] = {}
+    problems: list[tuple[int, str]] = []
+    for n, line in enumerate(queries_path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            texts[str(row["_id"])] = row["text"]
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            problems.append((n, f"queries.jsonl: not a BEIR query line ({type(e).__name__}: {e})"))
+    if problems:
+        raise GoldenError(str(queries_path), problems)
+
+    questions: list[Question] = []
+    for sp in splits:
+        path = folder / "qrels" / f"{sp}.tsv"
+        if not path.is_file():
+            if split == "all":
+                continue
+            raise GoldenError(str(path), [(0, "no such qrels file")])
+        answers: dict[str, list[Span]] = {}
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            cells = line.strip().split("\t") if "\t" in line else line.split()
+            if not cells or not line.strip():
+                continue
+            if n == 1 and cells[0] == "query-id":
+                continue
+            if len(cells) != 3:
+                problems.append((n, f"expected 3 columns (query-id, corpus-id, score), got {len(cells)}"))
+                continue
+            qid, doc, score = cells
+            try:
+                grade = int(score)
+            except ValueError:
+                problems.append((n, f"score {score!r} is not a whole number"))
+                continue
+            if qid not in texts:
+                problems.append((n, f"query {qid!r} is not in queries.jsonl"))
+                continue
+            answers.setdefault(qid, []).append(Span(doc, grade=grade))
+        if problems:
+            raise GoldenError(str(path), problems)
+        for qid, spans in answers.items():
+            questions.append(Question(
+                id=qid, question=texts[qid], answerable=any(s.grade > 0 for s in spans), split=sp,
+                answers=tuple(spans), extra={"exclude_self": True}))
+    return questions

@@ -1,0 +1,180 @@
+"""One evaluation run: every question through the pipeline once, metrics for every stage
+from the trace, intervals, and the cause of every miss. The run is a JSON file
+(docs/run-format.md) that `compare`, the web UI and TREC export read.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glassrag import __version__
+from glassrag.errors import QueryError
+from glassrag.evaluate.diagnose import CAUSES, loss_cause
+from glassrag.evaluate.golden import Question
+from glassrag.evaluate.metrics import evaluate_run
+from glassrag.evaluate.relevance import Judge, Judgement, visible
+from glassrag.evaluate.stats import mean_interval, wilson_interval
+from glassrag.pipeline import Pipeline
+from glassrag.schema import Answer
+
+RUN_FORMAT_VERSION = 1
+BINARY = ("hit", "top1", "answer_visible", "declined", "answered")
+
+
+def stage_metric_names(k: int) -> list[str]:
+    """Ranking metrics computed for every stage that ranks chunks."""
+    return list(dict.fromkeys(["hit@1", f"hit@{k}", f"recall@{k}", "mrr@10", "ndcg@10",
+                               "recall@100", "hit@10"]))
+
+
+def interval(name: str, values: Sequence[float]) -> dict[str, Any]:
+    """{value, low, high, n}: Wilson 95 % for 0/1 outcomes, bootstrap 95 % for means."""
+    n = len(values)
+    if n == 0:
+        return {"value": None, "low": None, "high": None, "n": 0}
+    mean = float(np.mean(values))
+    if name.split("@")[0] in BINARY or name.startswith("declined") or name.startswith("answered"):
+        low, high = wilson_interval(int(round(sum(values))), n)
+    else:
+        low, high = mean_interval(list(values), resamples=2000, seed=0)
+    return {"value": mean, "low": float(low), "high": float(high), "n": n}
+
+
+def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str = "",
+             split: str = "all", index_path: str = "",
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Run every question once and measure every stage; returns the run as plain data."""
+    index = pipeline.index
+    judge = Judge(index.chunks)
+    k = pipeline.config.answer.k
+    names = stage_metric_names(k)
+    started = time.perf_counter()
+    records: list[dict[str, Any]] = []
+    ranked: dict[str, dict[str, list[str]]] = {}  # stage -> question -> ranked units
+    qrels: dict[str, dict[str, int]] = {}
+    for n, q in enumerate(questions, 1):
+        judgement = judge.judge(q)
+        if q.answerable:
+            qrels[q.id] = dict(judgement.units)
+        try:
+            answer = pipeline.run(q.question)
+        except QueryError as err:
+            answer = Answer(q.question, None, (), True, f"query refused: {err.problem}", ())
+        records.append(_record(q, judgement, answer, k, lambda cid: index.chunk(cid).doc_id))
+        for t in answer.trace:
+            if t.hits:
+                ranked.setdefault(t.name, {})[q.id] = judgement.ranked_units(
+                    [h.chunk_id for h in t.hits])
+        if progress:
+            progress(n, len(questions))
+    elapsed = time.perf_counter() - started
+
+    stage_order = list(dict.fromkeys(s for r in records for s in r["stages"]))
+    stages: dict[str, dict[str, Any]] = {}
+    per_question: dict[str, dict[str, dict[str, float]]] = {}
+    kinds_of = {t: r["stages"][t]["kind"] for r in records for t in r["stages"]}
+    for stage in stage_order:
+        # the answer stage holds only k passages: measure it only to depth k
+        stage_names = names if kinds_of[stage] != "select" else [
+            "hit@1", f"hit@{k}", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}"]
+        values = evaluate_run(ranked.get(stage, {}), qrels, stage_names)
+        per_question[stage] = values
+        stages[stage] = {name: interval(name, list(v.values())) for name, v in values.items()}
+        by_q = {r["id"]: r for r in records}
+        src = [by_q[qid]["stages"][stage]["source_recall"] for qid in qrels
+               if stage in by_q[qid]["stages"]]
+        stages[stage][f"source_recall@{k}"] = interval("source_recall", src)
+
+    final = _ranking_stage(records)
+    for r in records:
+        if r["answerable"] and final in per_question:
+            r["metrics"] = {name: v.get(r["id"], 0.0) for name, v in per_question[final].items()}
+            if final in r["stages"]:
+                r["metrics"][f"source_recall@{k}"] = r["stages"][final]["source_recall"]
+    metrics = dict(stages.get(final, {}))
+    answerable = [r for r in records if r["answerable"]]
+    unanswerable = [r for r in records if not r["answerable"]]
+    labelled = [r for r in answerable if r["visible"] is not None]
+    metrics[f"answer_visible@{k}"] = interval("answer_visible", [float(r["visible"]) for r in labelled])
+    metrics["declined_unanswerable"] = interval("declined", [float(r["declined"]) for r in unanswerable])
+    metrics["declined_answerable"] = interval("declined", [float(r["declined"]) for r in answerable])
+    for r in labelled:
+        r.setdefault("metrics", {})[f"answer_visible@{k}"] = float(r["visible"])
+    for r in unanswerable:
+        r["metrics"] = {"declined_unanswerable": float(r["declined"])}
+
+    losses = {c: [r["id"] for r in records if r["cause"] == c] for c in CAUSES}
+    kinds = sorted({r["kind"] for r in records if r["kind"]})
+    by_kind = {kind: {
+        f"hit@{k}": interval("hit", [r["metrics"].get(f"hit@{k}", 0.0) for r in answerable
+                                     if r["kind"] == kind]),
+        "mrr@10": interval("mrr", [r["metrics"].get("mrr@10", 0.0) for r in answerable
+                                   if r["kind"] == kind]),
+        "declined": interval("declined", [float(r["declined"]) for r in records if r["kind"] == kind]),
+    } for kind in kinds}
+    return {
+        "format": "glassrag-run",
+        "format_version": RUN_FORMAT_VERSION,
+        "glassrag_version": __version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "index": {"path": index_path, "documents": len(index.documents), "chunks": len(index.chunks),
+                  "settings": index.config.to_dict()},
+        "config": pipeline.config.to_dict(),
+        "golden": {"path": golden_path, "split": split, "questions": len(records),
+                   "answerable": len(answerable), "unanswerable": len(unanswerable)},
+        "k": k,
+        "final_stage": final,
+        "seconds": round(elapsed, 3),
+        "metrics": metrics,
+        "stages": stages,
+        "by_kind": by_kind,
+        "losses": {c: ids for c, ids in losses.items() if ids},
+        "questions": records,
+    }
+
+
+def _ranking_stage(records: list[dict[str, Any]]) -> str:
+    """The stage whose ranking the answer shows: the one feeding `answer`."""
+    for r in records:
+        if r.get("feeds_answer"):
+            return r["feeds_answer"]
+    return "answer"
+
+
+def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
+            doc_of: Callable[[str], str]) -> dict[str, Any]:
+    relevant = judgement.relevant_chunks() - judgement.excluded
+    shown = ([answer.passage] if answer.passage else []) + list(answer.also_found)
+    checked = visible(judgement, q, [p.text for p in shown]) if q.answerable and shown else False
+    is_visible = None if checked is None else bool(checked)
+    stages: dict[str, Any] = {}
+    answer_docs = set(judgement.unit_docs.values())
+    for t in answer.trace:
+        if not t.hits:
+            continue
+        first = next((h for h in t.hits if h.chunk_id in relevant), None)
+        top_docs = {doc_of(h.chunk_id) for h in t.hits[:k]}
+        stages[t.name] = {
+            "kind": t.kind,
+            "first_relevant_rank": first.rank if first else None,
+            "top_score": t.hits[0].score,
+            "top": [h.chunk_id for h in t.hits[:k]],
+            "source_recall": (len(answer_docs & top_docs) / len(answer_docs)) if answer_docs else 0.0,
+            "ms": t.ms,
+        }
+    feeds = next((t.inputs[0] for t in answer.trace if t.name == "answer" and t.inputs), None)
+    final = next((t for t in answer.trace if t.name == feeds), None)
+    ranking = [[h.chunk_id, doc_of(h.chunk_id), round(h.score, 6)] for h in final.hits
+               if h.chunk_id not in judgement.excluded] if final else []
+    return {
+        "id": q.id, "question": q.question, "kind": q.kind, "split": q.split,
+        "answerable": q.answerable, "declined": answer.declined, "reason": answer.reason,
+        "visible": is_visible, "intact": judgement.intact,
+        "answer_docs": sorted(answer_docs),
+        "cause": loss_cause(judgement, q.answerable, answer, k, is_visible is not False),
+        "stages": stages, "feeds_answer": feeds, "ranking": ranking,
+    }
+

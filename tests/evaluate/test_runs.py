@@ -1,0 +1,121 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from glassrag.config import Config
+from glassrag.evaluate.compare import RunFileError, compare_runs
+from glassrag.evaluate.diagnose import loss_cause
+from glassrag.evaluate.golden import Question, Span
+from glassrag.evaluate.relevance import Judge, Judgement
+from glassrag.evaluate.runs import evaluate
+from glassrag.indexer import build_index
+from glassrag.pipeline import Pipeline
+from glassrag.schema import Answer, Hit, Passage, StageTrace
+
+SENSOR = "E-4107 means the tilt sensor lost calibration."
+QUESTIONS = [
+    Question("hit", "What does E-4107 mean?", True, answers=(Span("manual", "§ 2.1 Sensor errors", SENSOR),),
+             kind="identifier"),
+    Question("lost", "zebra quantum", True, answers=(Span("manual", "", SENSOR),), kind="paraphrase"),
+    Question("gym", "Is there a gym membership?", False, kind="unanswerable"),
+    Question("warranty", "How long is the tilt sensor warranty?", False, kind="unanswerable"),
+]
+
+
+def test_run_metrics_causes_and_shape(index):
+    run = evaluate(Pipeline(index), QUESTIONS, golden_path="inline")
+    by_id = {r["id"]: r for r in run["questions"]}
+    assert by_id["hit"]["stages"]["fuse"]["first_relevant_rank"] == 1
+    assert by_id["hit"]["cause"] is None and by_id["hit"]["visible"] is True
+    assert by_id["lost"]["cause"] == "not retrieved"
+    assert by_id["gym"]["declined"] and by_id["gym"]["cause"] is None
+    assert by_id["warranty"]["cause"] == "answered unanswerable"
+    m = run["metrics"]
+    assert m["hit@1"]["value"] == (1 + 0) / 2 and m["hit@1"]["n"] == 2
+    assert m["mrr@10"]["value"] == (1 / 1 + 0) / 2
+    assert m["declined_unanswerable"]["value"] == 1 / 2
+    assert m["answer_visible@5"]["value"] == 1 / 2
+    assert m["hit@1"]["low"] < 0.5 < m["hit@1"]["high"]
+    assert set(run["stages"]) == {"bm25", "lsa", "fuse", "answer"}
+    assert run["losses"] == {"not retrieved": ["lost"], "answered unanswerable": ["warranty"]}
+    assert run["final_stage"] == "fuse"
+    json.dumps(run)  # plain data
+
+
+def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
+    config = Config().with_overrides(chunk={"chunker": "fixed", "size": 6, "overlap": 0},
+                                     lsa={"dim": 4})
+    index, _ = build_index([corpus], config)
+    run = evaluate(Pipeline(index), QUESTIONS[:1])
+    assert run["questions"][0]["cause"] == "cut"
+    assert run["questions"][0]["intact"] is False
+
+
+def trace(bm25_ranks, fuse_ranks, k=5, declined=False, gate=False):
+    def hits(stage, relevant_rank):
+        return tuple(Hit("rel" if r == relevant_rank else f"x{r}", 1.0 / r, r, stage)
+                     for r in range(1, 31))
+    stages = [StageTrace("bm25", "retrieve", {}, (), hits("bm25", bm25_ranks), 30, 0.0),
+              StageTrace("fuse", "fuse", {}, ("bm25",), hits("fuse", fuse_ranks), 30, 0.0)]
+    if gate:
+        stages.append(StageTrace("gate", "gate", {}, ("fuse",), (), 30, 0.0))
+    top = stages[1].hits[:k]
+    shown = [Passage(h.chunk_id, "d", "t", "", "text", h.score, h.rank) for h in top]
+    return Answer("q", None if declined else shown[0], () if declined else tuple(shown[1:]),
+                  declined, "", tuple(stages))
+
+
+JUDGED = Judgement({"a0": 1}, {"a0": "d"}, {"rel": ("a0",)}, {"a0": "x"}, True)
+
+
+@pytest.mark.parametrize("bm25,fuse,declined,gate,visible,cause", [
+    (1, 1, False, False, True, None),
+    (1, 1, False, False, False, "shown but not visible"),
+    (1, 7, False, False, True, "fused out"),
+    (20, 20, False, False, True, "ranked too low"),
+    (1, 1, True, True, True, "gated"),
+    (99, 99, False, False, True, "not retrieved"),
+])
+def test_loss_cause_is_the_first_stage_that_lost_it(bm25, fuse, declined, gate, visible, cause):
+    assert loss_cause(JUDGED, True, trace(bm25, fuse, declined=declined, gate=gate), 5, visible) == cause
+
+
+def test_every_question_mrr_matches_its_first_relevant_rank():
+    from glassrag.demo import demo_docs, demo_golden
+    from glassrag.evaluate.golden import load_golden
+
+    index, _ = build_index([demo_docs()], Config())
+    run = evaluate(Pipeline(index), load_golden(demo_golden(), "test"))
+    for r in run["questions"]:
+        if not r["answerable"]:
+            continue
+        rank = r["stages"]["fuse"]["first_relevant_rank"]
+        assert r["metrics"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
+
+
+def test_compare_two_configurations(index):
+    a = evaluate(Pipeline(index), QUESTIONS)
+    b = evaluate(Pipeline(index, index.config.with_overrides(retrieve={"retrievers": ["bm25"]})),
+                 QUESTIONS)
+    result = compare_runs(a, b)
+    rows = {r["metric"]: r for r in result["rows"]}
+    assert rows["hit@1"]["test"] == "McNemar exact"
+    assert rows["mrr@10"]["test"] == "paired randomisation"
+    assert all(0 <= r["p_holm"] <= 1 and r["p_holm"] >= r["p"] for r in result["rows"])
+    assert result["questions"] == 4
+
+
+def test_compare_refuses_another_format(index):
+    a = evaluate(Pipeline(index), QUESTIONS)
+    with pytest.raises(RunFileError, match="run format 0"):
+        compare_runs(a, {**a, "format_version": 0}, "new.json", "old.json")
+    with pytest.raises(RunFileError, match="not a glassrag run"):
+        compare_runs(a, {"questions": []})
+
+
+def test_relevance_by_document_and_locator_without_text(index):
+    q = Question("loc", "x", True, answers=(Span("manual", "§ 2.2 Power errors"),))
+    j = Judge(index.chunks).judge(q)
+    chunks = [index.chunk(c) for c in j.satisfies]
+    assert [c.locator for c in chunks] == ["§ 2.2 Power errors"]
