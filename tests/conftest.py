@@ -62,7 +62,9 @@ def corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def small_config() -> Config:
-    return Config().with_overrides(lsa={"dim": 4})
+    """Both retrievers fused with RRF (the tests check fusion arithmetic), 4 LSA dimensions."""
+    return Config().with_overrides(lsa={"dim": 4}, retrieve={"retrievers": ["bm25", "lsa"]},
+                                   fuse={"method": "rrf"})
 
 
 @pytest.fixture

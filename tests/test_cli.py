@@ -20,11 +20,12 @@ def test_ingest_then_ask(corpus: Path, tmp_path: Path):
     assert r.returncode == 0, r.stderr
     assert "TX-200 Manual, § 2.1 Sensor errors" in r.stdout
     assert "E-4107 means the tilt sensor lost calibration." in r.stdout
-    for stage in ("analyze", "bm25", "lsa", "fuse", "answer"):
+    for stage in ("analyze", "bm25", "lsa", "answer"):
         assert stage in r.stdout
     r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json")
     data = json.loads(r.stdout)
-    assert [t["name"] for t in data["trace"]] == ["analyze", "bm25", "lsa", "fuse", "answer"]
+    assert [(t["name"], t["kind"]) for t in data["trace"]] == [
+        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("answer", "select")]
     assert data["passage"]["locator"] == "§ 2.1 Sensor errors"
 
 

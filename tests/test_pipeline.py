@@ -13,7 +13,7 @@ def test_trace_has_every_stage_in_order(index):
     assert answer.stage("fuse").inputs == ("bm25", "lsa")
     assert answer.stage("answer").inputs == ("fuse",)
     assert all(t.ms >= 0 for t in answer.trace)
-    assert answer.stage("analyze").notes == ("tokens: what doe e-4107 e 4107 mean",)
+    assert answer.stage("analyze").notes == ("tokens: e-4107 e 4107 mean",)
 
 
 def test_exact_identifier_beats_its_near_twin(index):
@@ -44,7 +44,7 @@ def test_answer_json_roundtrip(index):
 
 
 def test_bm25_only_configuration(index):
-    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"]})
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": []})
     answer = Pipeline(index, config).run("quiet hours firmware")
     assert [t.name for t in answer.trace] == ["analyze", "bm25", "answer"]
     assert answer.passage.doc_id == "notes" and answer.passage.locator == "lines 1-2"
@@ -61,8 +61,19 @@ def test_bad_questions(index, question, message):
         Pipeline(index).run(question)
 
 
+def test_observed_retriever_is_traced_but_not_fused(index):
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": ["lsa"]})
+    answer = Pipeline(index, config).run("tilt sensor calibration")
+    assert [(t.name, t.kind) for t in answer.trace] == [
+        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("answer", "select")]
+    assert answer.stage("answer").inputs == ("bm25",)
+    assert [h.chunk_id for h in answer.stage("answer").hits] == [
+        h.chunk_id for h in answer.stage("bm25").hits[:5]]
+    assert answer.stage("lsa").hits and "not fused" in answer.stage("lsa").notes[-1]
+
+
 def test_no_match_is_a_declined_answer_not_an_error(index):
-    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"]})
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": []})
     answer = Pipeline(index, config).run("zebra")
     assert answer.declined and answer.passage is None
     assert "not in the index: zebra" in answer.stage("bm25").notes[0]

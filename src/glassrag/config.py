@@ -29,23 +29,21 @@ def setting(default: Any, doc: str, source: str) -> Any:
 class ChunkSettings:
     """Used when an index is built; changing them needs a new `glassrag ingest`."""
 
-    chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive",
-                           "provisional: structure-aware default until measured on the demo set")
-    size: int = setting(200, "largest chunk, in `unit`s", "provisional: a common default, to be measured")
-    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)",
-                           "provisional: to be measured")
+    chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive, "
+                           "document", "measurement M3 (docs/measurements.md)")
+    size: int = setting(200, "largest chunk, in `unit`s", "measurement M3")
+    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)", "measurement M3")
     unit: str = setting("words", "what size counts: words, tokens, chars", "words are what a reader sees")
-    context_header: bool = setting(True, "index each chunk with its document title and heading path "
-                                   "in front (the shown text stays verbatim)",
-                                   "provisional: to be measured")
+    context_header: bool = setting(False, "index each chunk with its document title and heading path "
+                                   "in front (the shown text stays verbatim)", "measurement M2")
 
 
 @dataclass(frozen=True)
 class AnalyzeSettings:
     """The analyzer BM25 and LSA share; fixed when the index is built."""
 
-    stopwords: str = setting("lucene", "stopword list: none, lucene (33 words), english (function and question words)",
-                             "Lucene EnglishAnalyzer, as in the Pyserini/bm25s BEIR baselines")
+    stopwords: str = setting("english", "stopword list: none, lucene (33 words, the BEIR baselines' list), "
+                             "english (function and question words)", "measurement M1")
     stem: bool = setting(True, "Snowball (Porter 2) English stemming", "Pyserini/bm25s BEIR baselines")
     identifiers: bool = setting(True, "keep E-4107 / TX-2000 whole as well as their parts",
                                 "design: exact identifiers must outrank near-twins")
@@ -53,7 +51,7 @@ class AnalyzeSettings:
 
 @dataclass(frozen=True)
 class LSASettings:
-    dim: int = setting(256, "number of LSA dimensions (SVD rank)", "provisional: to be measured")
+    dim: int = setting(128, "number of LSA dimensions (SVD rank)", "measurement M5")
     power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
                                     "Halko et al. 2011 recommend 1-4 for slowly decaying spectra")
     seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed")
@@ -63,25 +61,29 @@ class LSASettings:
 
 @dataclass(frozen=True)
 class BM25Settings:
-    k1: float = setting(0.9, "term-frequency saturation", "Pyserini BEIR flat (Thakur et al. 2021)")
-    b: float = setting(0.4, "length normalisation", "Pyserini BEIR flat (Thakur et al. 2021)")
+    k1: float = setting(1.5, "term-frequency saturation", "measurement M4 (SciFact train agrees: "
+                        "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)")
+    b: float = setting(0.4, "length normalisation", "measurement M4; Pyserini BEIR uses 0.4 too")
 
 
 @dataclass(frozen=True)
 class RetrieveSettings:
-    retrievers: list[str] = setting(["bm25", "lsa"], "retrievers run side by side on each question",
-                                    "provisional: hybrid by design, to be measured")
+    retrievers: list[str] = setting(["bm25"], "retrievers whose lists are fused into the answer",
+                                    "measurement M6: fusing LSA in lowers answer-visible@5 on the demo")
+    observe: list[str] = setting(["lsa"], "retrievers run and traced beside the others but not fused: "
+                                 "shown side by side and measured, without changing the answer",
+                                 "measurement M6: observing costs no quality; the trace shows LSA's list")
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
                          "BEIR convention: R@100")
 
 
 @dataclass(frozen=True)
 class FuseSettings:
-    method: str = setting("rrf", "how retriever lists are fused: rrf, weighted",
-                          "Cormack et al. 2009: RRF needs no score calibration")
+    method: str = setting("weighted", "how retriever lists are fused when there are several: rrf, weighted",
+                          "measurement M6 (weighted 0.7 > RRF for BM25 + LSA)")
     k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009")
-    weight: float = setting(0.5, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
-                            "provisional: to be tuned on a train split")
+    weight: float = setting(0.7, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
+                            "measurement M6")
 
 
 @dataclass(frozen=True)

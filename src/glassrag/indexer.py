@@ -127,7 +127,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         tokens.append(analyzer(indexed_text(documents[c.doc_id], c, config.chunk.context_header)))
     counts = TermCounts.build(tokens)
     lsa = None
-    if "lsa" in config.retrieve.retrievers and chunks:
+    if "lsa" in config.retrieve.retrievers + config.retrieve.observe and chunks:
         if progress:
             progress("lsa", 0, 1)
         lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)

@@ -6,6 +6,7 @@ evaluator reads; nothing is re-run to explain it.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -27,13 +28,15 @@ class Pipeline:
     def __init__(self, index: Index, config: Config | None = None) -> None:
         self.index = index
         self.config = config or index.config
-        unknown = [r for r in self.config.retrieve.retrievers if r not in RETRIEVERS]
-        if unknown or not self.config.retrieve.retrievers:
+        r = self.config.retrieve
+        unknown = [n for n in r.retrievers + r.observe if n not in RETRIEVERS]
+        if unknown or not r.retrievers:
             raise ConfigError(f"unknown retriever(s) {unknown or '(none given)'}",
                               f"choose from: {', '.join(RETRIEVERS)}")
-        if "lsa" in self.config.retrieve.retrievers and index.lsa is None:
+        self.observed = [n for n in r.observe if n not in r.retrievers]
+        if "lsa" in r.retrievers + self.observed and index.lsa is None:
             raise ConfigError("the configuration asks for lsa but this index has no LSA model",
-                              "re-ingest with lsa among [retrieve] retrievers, or drop it")
+                              "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
         self.bm25 = BM25(index.counts, self.config.bm25.k1, self.config.bm25.b)
         self.dense = ExactCosine(index.lsa.passage_vectors) if index.lsa is not None else None
         f = self.config.fuse
@@ -103,12 +106,16 @@ class Pipeline:
         tokens, analyzed = self.analyze(question)
         stages: dict[str, Callable[[list[str]], StageTrace]] = {"bm25": self._bm25, "lsa": self._lsa}
         names = self.config.retrieve.retrievers
-        if len(names) > 1:
-            with ThreadPoolExecutor(max_workers=len(names)) as pool:
-                retrieved = list(pool.map(lambda n: stages[n](tokens), names))
+        everything = names + self.observed
+        if len(everything) > 1:
+            with ThreadPoolExecutor(max_workers=len(everything)) as pool:
+                ran = list(pool.map(lambda n: stages[n](tokens), everything))
         else:
-            retrieved = [stages[names[0]](tokens)]
-        trace = [analyzed, *retrieved]
+            ran = [stages[names[0]](tokens)]
+        retrieved = ran[: len(names)]
+        observed = [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))
+                    for t in ran[len(names):]]
+        trace = [analyzed, *retrieved, *observed]
         final = retrieved[0]
         if len(retrieved) > 1:
             final = self._fuse(retrieved)

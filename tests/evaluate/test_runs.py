@@ -90,7 +90,7 @@ def test_every_question_mrr_matches_its_first_relevant_rank():
     for r in run["questions"]:
         if not r["answerable"]:
             continue
-        rank = r["stages"]["fuse"]["first_relevant_rank"]
+        rank = r["stages"][run["final_stage"]]["first_relevant_rank"]
         assert r["metrics"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
 
 

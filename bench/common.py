@@ -1,0 +1,68 @@
+"""Shared by the benchmarks: SciFact loading, BEIR conventions, metrics, timing."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from glassrag.evaluate.metrics import evaluate_run, mean_of
+
+ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "bench" / "scifact"
+RESULTS = ROOT / "bench" / "results"
+
+# published numbers, from ../shared/bench/README.md (test split)
+PUBLISHED = {
+    "BM25 BEIR paper (Elasticsearch)": {"ndcg@10": 0.665},
+    "BM25 flat Pyserini (k1=0.9, b=0.4)": {"ndcg@10": 0.6789, "recall@100": 0.9253},
+    "all-MiniLM-L6-v2 dense (MTEB)": {"ndcg@10": 0.6451, "recall@100": 0.925},
+    "bge-small-en-v1.5 dense (MTEB)": {"ndcg@10": 0.7127, "recall@100": 0.945},
+}
+
+
+def load_scifact(split: str) -> tuple[list[str], list[str], list[str], list[str], dict[str, dict[str, int]]]:
+    """(doc ids, doc texts as title + " " + text, query ids, query texts, qrels) for a split."""
+    docs = [json.loads(l) for l in (SCIFACT / "corpus.jsonl").read_text().splitlines() if l.strip()]
+    queries = {}
+    for l in (SCIFACT / "queries.jsonl").read_text().splitlines():
+        if l.strip():
+            q = json.loads(l)
+            queries[q["_id"]] = q["text"]
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (SCIFACT / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
+        cells = line.strip().split("\t")
+        if len(cells) == 3:
+            qrels.setdefault(cells[0], {})[cells[1]] = int(cells[2])
+    qids = sorted(qrels, key=lambda q: int(q) if q.isdigit() else q)
+    return ([d["_id"] for d in docs], [f"{d['title']} {d['text']}" for d in docs],
+            qids, [queries[q] for q in qids], qrels)
+
+
+def drop_self(run: dict[str, list[str]]) -> dict[str, list[str]]:
+    """BEIR convention: a hit whose id equals the query id does not count."""
+    return {q: [d for d in ranked if d != q] for q, ranked in run.items()}
+
+
+def scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]],
+           names: Sequence[str] = ("ndcg@10", "recall@100", "mrr@10")) -> dict[str, float]:
+    per = evaluate_run(drop_self(run), qrels, list(names))
+    return {n: mean_of(v) for n, v in per.items()}
+
+
+def best_of(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:
+    """Shortest wall time of `repeats` calls (the least disturbed by other work) and the result."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, result
+
+
+def save(name: str, data: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return path
