@@ -65,3 +65,69 @@ def test_empty_folder_writes_no_index(tmp_path: Path):
     r = glassrag("ingest", tmp_path / "empty", "--index", tmp_path / "idx")
     assert r.returncode == 1 and "no index was written" in r.stderr
     assert not (tmp_path / "idx").exists()
+
+
+GOLDEN = [
+    {"id": "q1", "question": "What does E-4107 mean?", "split": "test", "kind": "identifier",
+     "answerable": True, "answers": [{"doc": "manual", "locator": "§ 2.1 Sensor errors",
+                                      "text": "E-4107 means the tilt sensor lost calibration."}],
+     "must_contain": ["E-4107"]},
+    {"id": "q2", "question": "What is the Lisbon meal allowance?", "split": "test", "kind": "table",
+     "answerable": True, "answers": [{"doc": "travel", "locator": "§ Per diem", "text": "Lisbon | EUR 45"}]},
+    {"id": "q3", "question": "Is there a gym membership?", "split": "test", "kind": "unanswerable",
+     "answerable": False},
+]
+
+
+def test_golden_check_eval_compare_and_trec(corpus: Path, tmp_path: Path):
+    idx = tmp_path / "idx"
+    assert glassrag("ingest", corpus, "--index", idx).returncode == 0
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in GOLDEN))
+    r = glassrag("golden", "check", golden, "--index", idx)
+    assert r.returncode == 0 and "3 questions, all valid" in r.stdout
+
+    r = glassrag("eval", "--index", idx, "--golden", golden, "--out", tmp_path / "a.json",
+                 "--trec-run", tmp_path / "a.trec")
+    assert r.returncode == 0, r.stderr
+    for table in ("metrics of the answer", "every stage", "by kind", "where the answer was lost"):
+        assert table in r.stdout
+    run = json.loads((tmp_path / "a.json").read_text())
+    assert run["metrics"]["hit@1"]["n"] == 2 and run["golden"]["unanswerable"] == 1
+
+    cfg = tmp_path / "fused.toml"
+    cfg.write_text('[retrieve]\nretrievers = ["bm25", "lsa"]\nobserve = []\n')
+    assert glassrag("eval", "--index", idx, "--golden", golden, "--config", cfg,
+                    "--out", tmp_path / "b.json").returncode == 0
+    r = glassrag("compare", tmp_path / "a.json", tmp_path / "b.json")
+    assert r.returncode == 0 and "McNemar exact" in r.stdout and "p (Holm)" in r.stdout
+
+    assert glassrag("trec", "qrels", "--index", idx, "--golden", golden, "--level", "chunk",
+                    "--out", tmp_path / "q.trec").returncode == 0
+    r = glassrag("trec", "eval", tmp_path / "a.trec", tmp_path / "q.trec", "--metrics", "hit@5")
+    assert r.returncode == 0 and "hit@5" in r.stdout
+
+
+def test_invalid_golden_set_evaluates_nothing(corpus: Path, tmp_path: Path):
+    idx = tmp_path / "idx"
+    assert glassrag("ingest", corpus, "--index", idx).returncode == 0
+    bad = [dict(GOLDEN[0], answers=[{"doc": "manual", "locator": "§ 7 Nowhere"}]),
+           {"id": "q9", "question": "?"}]
+    golden = tmp_path / "bad.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in bad))
+    r = glassrag("eval", "--index", idx, "--golden", golden, "--out", tmp_path / "run.json")
+    assert r.returncode == 4
+    assert f"{golden}:2: missing field 'answerable'" in r.stderr
+    assert not (tmp_path / "run.json").exists()
+    golden.write_text(json.dumps(bad[0]) + "\n")
+    r = glassrag("golden", "check", golden, "--index", idx)
+    assert r.returncode == 4 and "manual has no locator '§ 7 Nowhere'" in r.stderr
+
+
+def test_compare_refuses_a_run_of_another_version(tmp_path: Path):
+    (tmp_path / "old.json").write_text(json.dumps({"format": "glassrag-run", "format_version": 0,
+                                                  "glassrag_version": "0.0.1", "questions": []}))
+    (tmp_path / "new.json").write_text(json.dumps({"format": "glassrag-run", "format_version": 1,
+                                                  "questions": [], "metrics": {}}))
+    r = glassrag("compare", tmp_path / "new.json", tmp_path / "old.json")
+    assert r.returncode == 4 and "run format 0" in r.stderr and "re-run glassrag eval" in r.stderr

@@ -306,8 +306,8 @@ def cmd_trec_eval(args: argparse.Namespace) -> int:
     from glassrag.evaluate.metrics import evaluate_run, mean_of
     from glassrag.evaluate.trec import read_qrels, read_run
 
-    per_query = evaluate_run(read_run(Path(args.run)), read_qrels(Path(args.qrels)), args.metrics)
-    table = Table(title=f"{args.run} against {args.qrels}")
+    per_query = evaluate_run(read_run(Path(args.run_file)), read_qrels(Path(args.qrels)), args.metrics)
+    table = Table(title=f"{args.run_file} against {args.qrels}")
     table.add_column("metric")
     table.add_column("mean", justify="right")
     table.add_column("queries", justify="right")
@@ -402,8 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", required=True)
     t.set_defaults(run=cmd_trec_qrels)
     t = trec.add_parser("eval", help="evaluate any TREC run file with glassrag's metrics")
-    t.add_argument("run")
-    t.add_argument("qrels")
+    t.add_argument("run_file", metavar="run", help="TREC run file")
+    t.add_argument("qrels", help="TREC qrels file")
     t.add_argument("--metrics", nargs="+", default=["ndcg@10", "recall@100", "mrr@10", "hit@5"])
     t.set_defaults(run=cmd_trec_eval)
 
@@ -419,9 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    run: Callable[[argparse.Namespace], int] = args.run
+    command: Callable[[argparse.Namespace], int] = args.run
     try:
-        return run(args)
+        return command(args)
     except GlassragError as e:
         err.print(Text.assemble(("error: ", "red"), e.problem))
         if e.hint:

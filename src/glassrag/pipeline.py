@@ -52,7 +52,7 @@ class Pipeline:
         hits = self._hits("bm25", idx, scores)
         missing = sorted({t for t in tokens if t not in self.index.counts.vocab})
         notes = (f"not in the index: {', '.join(missing)}",) if missing else ()
-        return StageTrace("bm25", "retrieve", self.bm25.params(), ("analyze",), hits,
+        return StageTrace("bm25", "retrieve", {**self.bm25.params(), "family": "lexical"}, ("analyze",), hits,
                           len(self.index.chunks), _ms(t0), notes)
 
     def _lsa(self, tokens: list[str]) -> StageTrace:
@@ -67,7 +67,7 @@ class Pipeline:
             notes.append("no question word is in the LSA vocabulary: nothing to compare")
         if removed:
             notes.append(f"similarity cutoff {self.config.lsa.cutoff} removed {removed} hits")
-        params = {**self.index.lsa.params(), "cutoff": self.config.lsa.cutoff}
+        params = {**self.index.lsa.params(), "cutoff": self.config.lsa.cutoff, "family": "dense"}
         return StageTrace("lsa", "retrieve", params, ("analyze",), hits,
                           len(self.index.chunks), _ms(t0), tuple(notes))
 

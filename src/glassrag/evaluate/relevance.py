@@ -3,7 +3,8 @@
 Each answer of a question is one *unit*. A chunk satisfies a unit when
 1. the unit has a verbatim text: the chunk, from the unit's document, contains the text
    whole (white space normalised);
-2. otherwise: the chunk comes from the unit's document and, when given, its locator;
+2. otherwise: the chunk comes from the unit's document and, when given, its locator, and
+   contains every `must_contain` word of the question (case-insensitive) when it has any;
 3. (BEIR) the unit is a judged document: any chunk of that document, with the grade.
 
 A ranked list of chunks becomes a ranked list of units (the first chunk that satisfies a
@@ -73,6 +74,7 @@ class Judge:
         texts: dict[str, str] = {}
         satisfies: dict[str, list[str]] = {}
         intact = True
+        must = [m.lower() for m in question.must_contain]
         for i, answer in enumerate(question.answers):
             unit = f"a{i}:{answer.doc}"
             units[unit] = answer.grade
@@ -84,7 +86,8 @@ class Judge:
                 if wanted:
                     ok = wanted in self.norm(c)
                 else:
-                    ok = not answer.locator or c.locator == answer.locator
+                    ok = (not answer.locator or c.locator == answer.locator) and (
+                        not must or all(m in self.norm(c).lower() for m in must))
                 if ok:
                     satisfies.setdefault(c.id, []).append(unit)
                     found = True

@@ -21,13 +21,13 @@ from glassrag.pipeline import Pipeline
 from glassrag.schema import Answer
 
 RUN_FORMAT_VERSION = 1
-BINARY = ("hit", "top1", "answer_visible", "declined", "answered")
+BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit")
 
 
 def stage_metric_names(k: int) -> list[str]:
     """Ranking metrics computed for every stage that ranks chunks."""
-    return list(dict.fromkeys(["hit@1", f"hit@{k}", f"recall@{k}", "mrr@10", "ndcg@10",
-                               "recall@100", "hit@10"]))
+    return list(dict.fromkeys(["hit@1", f"hit@{k}", f"recall@{k}", f"precision@{k}", "mrr@10",
+                               "ndcg@10", "recall@100", "hit@10"]))
 
 
 def interval(name: str, values: Sequence[float]) -> dict[str, Any]:
@@ -87,6 +87,13 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         src = [by_q[qid]["stages"][stage]["source_recall"] for qid in qrels
                if stage in by_q[qid]["stages"]]
         stages[stage][f"source_recall@{k}"] = interval("source_recall", src)
+        dense = [by_q[qid]["stages"][stage] for qid in by_q
+                 if stage in by_q[qid]["stages"] and by_q[qid]["stages"][stage].get("family") == "dense"]
+        if dense:  # over every question that reached the stage, answerable or not
+            stages[stage]["vector_hit"] = interval(
+                "vector_hit", [float(d["top_score"] is not None) for d in dense])
+            stages[stage]["mean_top_similarity"] = interval(
+                "mean_top_similarity", [d["top_score"] or 0.0 for d in dense])
 
     final = _ranking_stage(records)
     for r in records:
@@ -99,6 +106,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     unanswerable = [r for r in records if not r["answerable"]]
     labelled = [r for r in answerable if r["visible"] is not None]
     metrics[f"answer_visible@{k}"] = interval("answer_visible", [float(r["visible"]) for r in labelled])
+    metrics["answer_intact"] = interval("answer_intact", [float(r["intact"]) for r in answerable])
     metrics["declined_unanswerable"] = interval("declined", [float(r["declined"]) for r in unanswerable])
     metrics["declined_answerable"] = interval("declined", [float(r["declined"]) for r in answerable])
     for r in labelled:
@@ -119,6 +127,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         "format": "glassrag-run",
         "format_version": RUN_FORMAT_VERSION,
         "glassrag_version": __version__,
+        "code_version": code_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "index": {"path": index_path, "documents": len(index.documents), "chunks": len(index.chunks),
                   "settings": index.config.to_dict()},
@@ -134,6 +143,25 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         "losses": {c: ids for c, ids in losses.items() if ids},
         "questions": records,
     }
+
+
+def code_version() -> str | None:
+    """The git commit of the glassrag checkout that ran, with `+dirty` when it has local
+    changes; None when glassrag is installed from a package."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here.parent,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _ranking_stage(records: list[dict[str, Any]]) -> str:
@@ -153,14 +181,15 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
     stages: dict[str, Any] = {}
     answer_docs = set(judgement.unit_docs.values())
     for t in answer.trace:
-        if not t.hits:
+        if not t.hits and t.kind not in ("retrieve", "observe"):
             continue
         first = next((h for h in t.hits if h.chunk_id in relevant), None)
         top_docs = {doc_of(h.chunk_id) for h in t.hits[:k]}
         stages[t.name] = {
             "kind": t.kind,
+            "family": t.params.get("family"),
             "first_relevant_rank": first.rank if first else None,
-            "top_score": t.hits[0].score,
+            "top_score": t.hits[0].score if t.hits else None,
             "top": [h.chunk_id for h in t.hits[:k]],
             "source_recall": (len(answer_docs & top_docs) / len(answer_docs)) if answer_docs else 0.0,
             "ms": t.ms,
