@@ -62,8 +62,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for label, value in [
         ("documents", len(index.documents)), ("sections", n_sections), ("chunks", len(index.chunks)),
         ("terms", len(index.counts.vocab)),
-        ("chunker", f"{config.chunk.chunker} size={config.chunk.size} overlap={config.chunk.overlap} "
-                    f"unit={config.chunk.unit}"),
+        ("chunker", "document (BEIR: one chunk per document)"
+         if all(d.format == "beir" for d in index.documents.values())
+         else f"{config.chunk.chunker} size={config.chunk.size} overlap={config.chunk.overlap} "
+              f"unit={config.chunk.unit}"),
         ("added", len(report.added)), ("changed", len(report.changed)),
         ("unchanged", len(report.unchanged)), ("removed", len(report.removed)),
         ("failed", len(report.failed)), ("skipped", len(report.skipped)),
