@@ -25,7 +25,8 @@ def test_ingest_then_ask(corpus: Path, tmp_path: Path):
     r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json")
     data = json.loads(r.stdout)
     assert [(t["name"], t["kind"]) for t in data["trace"]] == [
-        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("answer", "select")]
+        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("gate", "gate"),
+        ("budget", "budget"), ("answer", "select"), ("read", "read")]
     assert data["passage"]["locator"] == "§ 2.1 Sensor errors"
 
 

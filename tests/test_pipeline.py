@@ -9,11 +9,15 @@ from glassrag.schema import Answer
 
 def test_trace_has_every_stage_in_order(index):
     answer = Pipeline(index).run("What does E-4107 mean?")
-    assert [t.name for t in answer.trace] == ["analyze", "bm25", "lsa", "fuse", "answer"]
+    assert [t.name for t in answer.trace] == ["analyze", "bm25", "lsa", "fuse", "gate", "budget",
+                                              "answer", "read"]
     assert answer.stage("fuse").inputs == ("bm25", "lsa")
-    assert answer.stage("answer").inputs == ("fuse",)
+    assert answer.stage("gate").inputs == ("fuse",)
+    assert answer.stage("answer").inputs == ("budget",)
     assert all(t.ms >= 0 for t in answer.trace)
-    assert answer.stage("analyze").notes == ("tokens: e-4107 e 4107 mean",)
+    assert answer.stage("analyze").notes == (
+        "tokens: e-4107 e 4107 mean",
+        "rerank auto: no reranker trained for this index (glassrag rerank-train)")
 
 
 def test_exact_identifier_beats_its_near_twin(index):
@@ -46,7 +50,7 @@ def test_answer_json_roundtrip(index):
 def test_bm25_only_configuration(index):
     config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": []})
     answer = Pipeline(index, config).run("quiet hours firmware")
-    assert [t.name for t in answer.trace] == ["analyze", "bm25", "answer"]
+    assert [t.name for t in answer.trace] == ["analyze", "bm25", "gate", "budget", "answer", "read"]
     assert answer.passage.doc_id == "notes" and answer.passage.locator == "lines 1-2"
 
 
@@ -64,9 +68,9 @@ def test_bad_questions(index, question, message):
 def test_observed_retriever_is_traced_but_not_fused(index):
     config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": ["lsa"]})
     answer = Pipeline(index, config).run("tilt sensor calibration")
-    assert [(t.name, t.kind) for t in answer.trace] == [
-        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("answer", "select")]
-    assert answer.stage("answer").inputs == ("bm25",)
+    assert [(t.name, t.kind) for t in answer.trace][:4] == [
+        ("analyze", "analyze"), ("bm25", "retrieve"), ("lsa", "observe"), ("gate", "gate")]
+    assert answer.stage("gate").inputs == ("bm25",)
     assert [h.chunk_id for h in answer.stage("answer").hits] == [
         h.chunk_id for h in answer.stage("bm25").hits[:5]]
     assert answer.stage("lsa").hits and "not fused" in answer.stage("lsa").notes[-1]

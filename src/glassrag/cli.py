@@ -94,19 +94,38 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def highlighted(p: Any) -> Text:
+    """The shown excerpt with its answer words in bold, and … where it was cut."""
+    text = Text(p.shown)
+    for a, b in p.highlights:
+        text.stylize("bold", a, b)
+    if p.excerpt and p.excerpt_start > 0:
+        text = Text("…") + text
+    if p.excerpt and p.excerpt_start + len(p.excerpt) < len(p.text):
+        text.append("…")
+    return text
+
+
 def print_answer(answer: Answer) -> None:
-    out.print(f"[bold]Q:[/bold] {answer.question}\n")
+    out.print(Text.assemble(("Q: ", "bold"), answer.question), "\n")
     if answer.passage is None:
-        out.print(f"[yellow]No answer:[/yellow] {answer.reason}")
+        out.print(Text.assemble(("No answer: ", "yellow"), answer.reason))
+        if answer.also_found:
+            out.print(Text("\nNearest passages (not answers)", style="bold"))
     else:
         p = answer.passage
-        out.print(f"[bold]{p.citation}[/bold]   score {p.score:.4f}")
-        out.print(p.text, markup=False)
+        out.print(Text.assemble((p.citation, "bold"), f"   score {p.score:.4g}"))
+        out.print(highlighted(p))
         if answer.also_found:
-            out.print("\n[bold]Also found[/bold]")
-            for a in answer.also_found:
-                first = " ".join(a.text.split())[:110]
-                out.print(f"  {a.rank}. {a.citation}  ({a.score:.4f})  {first}…", markup=False)
+            out.print(Text("\nAlso found", style="bold"))
+    for a in answer.also_found:
+        first = " ".join(a.shown.split())[:110]
+        out.print(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…", markup=False)
+    if answer.quote is not None:
+        q = answer.quote
+        out.print(Text.assemble(("\nReader: ", "bold"),
+                                f"«{q.text}»" if q.found else "not found",
+                                f"  ({q.why})"))
     out.print("\n[bold]Route[/bold]")
     table = Table(box=None)
     for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):
@@ -117,6 +136,68 @@ def print_answer(answer: Answer) -> None:
             top = (top + "  " if top else "") + "; ".join(t.notes)
         table.add_row(t.name, str(t.n_in), str(len(t.hits)), top, f"{t.ms:.1f}")
     out.print(table)
+
+
+# training and calibration -------------------------------------------------------------
+
+def _train_questions(args: argparse.Namespace) -> tuple[Any, Any, Any, list]:
+    from glassrag.store import EmbeddedStore
+
+    store = EmbeddedStore(args.index)
+    index = store.read()
+    config = load_config(args.config) if args.config else index.config
+    questions = load_questions(Path(args.golden), "all", index.documents)
+    return store, index, config, questions
+
+
+def _progress(label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err, transient=True, disable=not err.is_terminal)
+
+
+def cmd_rerank_train(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.tune import train_reranker
+
+    store, index, config, questions = _train_questions(args)
+    with _progress("training") as bar:
+        task = bar.add_task("train", total=None)
+        model = train_reranker(index, config, questions, str(args.golden),
+                               progress=lambda n, t: bar.update(task, completed=n, total=t))
+    index.extra["reranker"] = model
+    store.write(index)
+    table = Table(title=f"learned reranker: {model['rows']} candidates of {model['questions']} train "
+                        f"questions, {model['positives']} relevant; L2 {model['l2']}")
+    for col in ("feature", "weight (standardised)", "mean", "std"):
+        table.add_column(col)
+    for name, w, m, sd in zip(model["features"], model["weights"], model["mean"], model["std"]):
+        table.add_row(name, f"{w:+.3f}", f"{m:.3g}", f"{sd:.3g}")
+    table.add_row("(bias)", f"{model['bias']:+.3f}", "", "")
+    out.print(table)
+    out.print(f"saved in {args.index}; use it with [rerank] method = \"learned\" "
+              "(then run glassrag calibrate: the scores the gate reads change)")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.tune import calibrate_index
+
+    store, index, config, questions = _train_questions(args)
+    args.rule = args.rule or config.gate.rule
+    with _progress("calibrating") as bar:
+        task = bar.add_task("calibrate", total=None)
+        gate, reader = calibrate_index(index, config, questions, args.rule, str(args.golden),
+                                       progress=lambda n, t: bar.update(task, completed=n, total=t))
+    index.extra["gate"] = gate
+    index.extra["reader"] = reader
+    store.write(index)
+    c = gate["chosen"]
+    out.print(f"gate on {gate['stage']} scores, rule {gate['rule']}: threshold {gate['threshold']:.4g} "
+              f"keeps {c['answerable_kept']:.1%} of {gate['n_answerable']} answerable and declines "
+              f"{c['unanswerable_declined']:.1%} of {gate['n_unanswerable']} unanswerable train questions "
+              f"({len(gate['sweep'])} thresholds swept, saved with the index)")
+    out.print(f"reader: coverage threshold {reader['threshold']:.3g}, train accuracy {reader['accuracy']:.1%} "
+              f"over {reader['questions']} questions")
+    return 0
 
 
 # config ------------------------------------------------------------------------------------
@@ -201,7 +282,8 @@ def print_run(run: dict, brief: bool = False) -> None:
     out.print(f"[bold]{g['path']}[/bold] split={g['split']}: {g['questions']} questions "
               f"({g['answerable']} answerable, {g['unanswerable']} unanswerable); "
               f"index {run['index']['path']} ({run['index']['chunks']} chunks); {run['seconds']:.1f} s")
-    table = Table(title=f"metrics of the answer (ranking from stage '{run['final_stage']}'), 95% intervals")
+    table = Table(title=f"metrics of the answer (what was shown; depth metrics from stage "
+                        f"'{run['ranking_stage']}'), 95% intervals")
     table.add_column("metric")
     table.add_column("value [95% interval]")
     table.add_column("n", justify="right")
@@ -408,6 +490,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("qrels", help="TREC qrels file")
     t.add_argument("--metrics", nargs="+", default=["ndcg@10", "recall@100", "mrr@10", "hit@5"])
     t.set_defaults(run=cmd_trec_eval)
+
+    p = sub.add_parser("rerank-train", help="train the learned reranker on the golden train split")
+    p.add_argument("--index", required=True)
+    p.add_argument("--golden", required=True)
+    p.add_argument("--config", type=Path)
+    p.set_defaults(run=cmd_rerank_train)
+
+    p = sub.add_parser("calibrate", help="calibrate the gate and the reader on the golden train split")
+    p.add_argument("--index", required=True)
+    p.add_argument("--golden", required=True)
+    p.add_argument("--config", type=Path)
+    p.add_argument("--rule", default=None, help="balanced or keep95 (default: [gate] rule)")
+    p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("config", help="list every setting with its doc and the source of its default")
     p.add_argument("--config", type=Path)

@@ -87,9 +87,52 @@ class FuseSettings:
 
 
 @dataclass(frozen=True)
+class VersionSettings:
+    mode: str = setting("off", "superseded documents (metadata supersedes / superseded_by): off, "
+                        "demote (below every current chunk), drop", "provisional: to be measured (M7)")
+
+
+@dataclass(frozen=True)
+class RerankSettings:
+    method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
+                          "auto (learned when this index has a trained reranker, else none)",
+                          "provisional: to be measured (M8)")
+    pool: int = setting(20, "candidates the reranker scores (the latency dial of a cross-encoder)",
+                        "issue 5: fused top 20")
+    model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
+                         "none bundled")
+    blend: float = setting(0.0, "cross-encoder: weight kept for the first-stage score (0: cross-encoder only)",
+                           "provisional")
+
+
+@dataclass(frozen=True)
+class MMRSettings:
+    relevance: float | None = setting(None, "MMR λ: weight of relevance against novelty (None: off)",
+                                      "provisional: to be measured (M9)")
+    pool: int = setting(20, "MMR reorders the top N", "same pool as the reranker")
+
+
+@dataclass(frozen=True)
+class CapSettings:
+    per_document: int = setting(0, "at most M passages per document (0: no cap)",
+                                "provisional: to be measured (M10)")
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    enabled: bool = setting(True, "decline when the top score is below the calibrated threshold "
+                            "(inactive until glassrag calibrate has run)", "issue 5")
+    rule: str = setting("balanced", "how calibrate picks the threshold: balanced (max balanced "
+                        "accuracy), keep95 (keep ≥ 95 % of answerable)", "provisional: to be measured (M11)")
+
+
+@dataclass(frozen=True)
 class AnswerSettings:
     k: int = setting(5, "passages returned (the answer and what else was found)",
                      "a screenful; any-hit@5 is the headline metric")
+    excerpt_chars: int = setting(720, "longest excerpt shown of a passage", "issue 5")
+    budget_words: int = setting(1000, "context budget: words of the best chunks packed for the reader",
+                                "k = 5 chunks of up to 200 words")
 
 
 @dataclass(frozen=True)
@@ -100,6 +143,11 @@ class Config:
     bm25: BM25Settings = field(default_factory=BM25Settings)
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     fuse: FuseSettings = field(default_factory=FuseSettings)
+    versions: VersionSettings = field(default_factory=VersionSettings)
+    rerank: RerankSettings = field(default_factory=RerankSettings)
+    mmr: MMRSettings = field(default_factory=MMRSettings)
+    cap: CapSettings = field(default_factory=CapSettings)
+    gate: GateSettings = field(default_factory=GateSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
@@ -146,8 +194,13 @@ class Config:
 
 
 def _check_type(name: str, default: Any, value: Any, origin: str) -> Any:
-    if default is None or value is None:
+    if value is None:
         return value
+    if default is None:  # the optional settings are numbers that default to off
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok:
+            raise ConfigError(f"{origin}: {name} = {value!r} should be a number", "leave it out to switch it off")
+        return float(value)
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, float):

@@ -132,4 +132,14 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             progress("lsa", 0, 1)
         lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)
     documents = {k: documents[k] for k in sorted(documents)}
-    return Index(config, documents, chunks, counts, lsa), report
+    extra: dict = {}
+    if previous is not None and previous.extra:
+        unchanged = not (report.added or report.changed or report.removed) and \
+            previous.config.chunk == config.chunk and previous.config.analyze == config.analyze
+        if unchanged:
+            extra = dict(previous.extra)
+        else:
+            report.warnings.append(
+                f"the index changed, so its trained parts ({', '.join(sorted(previous.extra))}) were "
+                "dropped: run glassrag rerank-train and glassrag calibrate again")
+    return Index(config, documents, chunks, counts, lsa, extra), report

@@ -1,25 +1,48 @@
-"""The pipeline: analyse → retrievers side by side → fuse → answer, with a trace of
-every stage. The trace is the single record the CLI prints, the UI draws and the
-evaluator reads; nothing is re-run to explain it.
+"""The pipeline: analyse → retrievers side by side → fuse → prefer current versions →
+rerank → MMR → cap → gate → budget → answer → read, each optional but the first two,
+with a trace of every stage. The trace is the single record the CLI prints, the UI
+draws and the evaluator reads; nothing is re-run to explain it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from dataclasses import replace
+from typing import Any, Callable, Protocol
 
 from glassrag.config import Config
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError, QueryError
 from glassrag.fuse import make_fuser
+from glassrag.gate.threshold import Gate
 from glassrag.lexical.bm25 import BM25
-from glassrag.schema import Answer, Hit, Passage, StageTrace
+from glassrag.present import also_found_order
+from glassrag.present.excerpt import best_sentence, window
+from glassrag.present.highlight import answer_words, asks_for_a_name
+from glassrag.query import Query
+from glassrag.read.budget import Budget
+from glassrag.read.extractive import ExtractiveReader
+from glassrag.rerank.cap import DocumentCap
+from glassrag.rerank.versions import MODES, PreferCurrent
+from glassrag.schema import Answer, Hit, Passage, Quote, StageTrace
 from glassrag.store.base import Index
 
 RETRIEVERS = ("bm25", "lsa")
+RERANKERS = ("none", "auto", "learned", "cross-encoder")
 MAX_QUESTION_CHARS = 4000
+SCORING_KINDS = ("retrieve", "fuse", "rerank")
+
+
+class Stage(Protocol):
+    """A stage after retrieval: reorders, filters or rescores a ranked list."""
+
+    name: str
+    kind: str
+
+    def params(self) -> dict[str, Any]: ...
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]: ...
 
 
 class Pipeline:
@@ -27,8 +50,8 @@ class Pipeline:
 
     def __init__(self, index: Index, config: Config | None = None) -> None:
         self.index = index
-        self.config = config or index.config
-        r = self.config.retrieve
+        self.config = c = config or index.config
+        r = c.retrieve
         unknown = [n for n in r.retrievers + r.observe if n not in RETRIEVERS]
         if unknown or not r.retrievers:
             raise ConfigError(f"unknown retriever(s) {unknown or '(none given)'}",
@@ -37,38 +60,103 @@ class Pipeline:
         if "lsa" in r.retrievers + self.observed and index.lsa is None:
             raise ConfigError("the configuration asks for lsa but this index has no LSA model",
                               "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
-        self.bm25 = BM25(index.counts, self.config.bm25.k1, self.config.bm25.b)
+        self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b)
         self.dense = ExactCosine(index.lsa.passage_vectors) if index.lsa is not None else None
-        f = self.config.fuse
-        depth = self.config.retrieve.depth
-        self.fuser = (make_fuser("rrf", k=f.k, depth=depth) if f.method == "rrf"
-                      else make_fuser(f.method, weight=f.weight, depth=depth))
+        depth = r.depth
+        self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
+                      else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
+        self.chunk_doc = {ch.id: ch.doc_id for ch in index.chunks}
+        self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
+        self.stages = self._after_retrieval()
+        scoring = self._scoring_stage()
+        self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, *scoring)
+        words = {ch.id: len(ch.text.split()) for ch in index.chunks}
+        if c.answer.budget_words < 1:
+            raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
+        if c.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
+                and index.config.chunk.chunker != "document":
+            raise ConfigError(
+                f"a context budget of {c.answer.budget_words} words holds no whole chunk: this "
+                f"index's chunks are up to {index.config.chunk.size} words",
+                f"set [answer] budget_words to at least {index.config.chunk.size}")
+        self.budget = Budget(c.answer.budget_words, words.__getitem__)
+        reader = index.extra.get("reader") or {}
+        self.reader = ExtractiveReader(index.analyzer, float(reader.get("threshold", 0.5)))
 
-    # stages ------------------------------------------------------------------------------
+    # building ------------------------------------------------------------------------
 
-    def _bm25(self, tokens: list[str]) -> StageTrace:
+    def _after_retrieval(self) -> list[Stage]:
+        c, index = self.config, self.index
+        stages: list[Stage] = []
+        if c.versions.mode not in MODES:
+            raise ConfigError(f"unknown versions.mode {c.versions.mode!r}", f"choose one of: {', '.join(MODES)}")
+        if c.versions.mode != "off":
+            stages.append(PreferCurrent(index.documents, self.chunk_doc, c.versions.mode))
+        if c.rerank.method not in RERANKERS:
+            raise ConfigError(f"unknown rerank.method {c.rerank.method!r}",
+                              f"choose one of: {', '.join(RERANKERS)}")
+        method = c.rerank.method
+        if method == "auto":
+            method = "learned" if index.extra.get("reranker") else "none"
+            self.notes.append("rerank auto: " + ("using the trained learned reranker" if method == "learned"
+                                                 else "no reranker trained for this index (glassrag rerank-train)"))
+        if method == "learned":
+            model = index.extra.get("reranker")
+            if model is None:
+                raise ConfigError("the learned reranker has not been trained for this index",
+                                  "train it first: glassrag rerank-train --index DIR --golden FILE")
+            from glassrag.rerank.features import FeatureMaker
+            from glassrag.rerank.learned import LearnedReranker
+
+            stages.append(LearnedReranker(model, FeatureMaker(index, self.bm25), c.rerank.pool))
+        elif method == "cross-encoder":
+            from glassrag.rerank.cross_encoder import CrossEncoderReranker
+
+            stages.append(CrossEncoderReranker(c.rerank.model, {ch.id: ch.text for ch in index.chunks},
+                                               c.rerank.pool, c.rerank.blend))
+        if c.mmr.relevance is not None:
+            from glassrag.rerank.mmr import MMR, tfidf_rows
+
+            stages.append(MMR(tfidf_rows(index.counts.tf), index.position, c.mmr.relevance, c.mmr.pool))
+        if c.cap.per_document > 0:
+            stages.append(DocumentCap(self.chunk_doc, c.cap.per_document))
+        return stages
+
+    def _scoring_stage(self) -> tuple[str, dict[str, Any]]:
+        """The stage whose scores the gate reads, and the parameters that shape them."""
+        for stage in reversed(self.stages):
+            if stage.kind == "rerank":
+                return stage.name, stage.params()
+        r = self.config.retrieve
+        if len(r.retrievers) > 1:
+            return "fuse", {**self.fuser.params(), "retrievers": r.retrievers}
+        name = r.retrievers[0]
+        return name, self.bm25.params() if name == "bm25" else self.index.lsa.params()
+
+    # retrieval -------------------------------------------------------------------------
+
+    def _bm25(self, query: Query) -> StageTrace:
         t0 = time.perf_counter()
-        idx, scores = self.bm25.search(tokens, self.config.retrieve.depth)
+        idx, scores = self.bm25.search(query.tokens, self.config.retrieve.depth)
         hits = self._hits("bm25", idx, scores)
-        missing = sorted({t for t in tokens if t not in self.index.counts.vocab})
+        missing = sorted({t for t in query.tokens if t not in self.index.counts.vocab})
         notes = (f"not in the index: {', '.join(missing)}",) if missing else ()
-        return StageTrace("bm25", "retrieve", {**self.bm25.params(), "family": "lexical"}, ("analyze",), hits,
-                          len(self.index.chunks), _ms(t0), notes)
+        return StageTrace("bm25", "retrieve", {**self.bm25.params(), "family": "lexical"},
+                          ("analyze",), hits, len(self.index.chunks), _ms(t0), notes)
 
-    def _lsa(self, tokens: list[str]) -> StageTrace:
+    def _lsa(self, query: Query) -> StageTrace:
         t0 = time.perf_counter()
-        assert self.index.lsa is not None and self.dense is not None
-        query = self.index.lsa.embed_tokens(tokens)
-        idx, scores, removed = self.dense.search(query, self.config.retrieve.depth,
-                                                 self.config.lsa.cutoff)
-        hits = self._hits("lsa", idx, scores)
+        lsa, dense = self.index.lsa, self.dense
+        assert lsa is not None and dense is not None
+        vector = query.dense_vector("lsa", lambda: lsa.embed_tokens(query.tokens))
+        idx, scores, removed = dense.search(vector, self.config.retrieve.depth, self.config.lsa.cutoff)
         notes = []
-        if not query.any():
+        if not vector.any():
             notes.append("no question word is in the LSA vocabulary: nothing to compare")
         if removed:
             notes.append(f"similarity cutoff {self.config.lsa.cutoff} removed {removed} hits")
-        params = {**self.index.lsa.params(), "cutoff": self.config.lsa.cutoff, "family": "dense"}
-        return StageTrace("lsa", "retrieve", params, ("analyze",), hits,
+        params = {**lsa.params(), "cutoff": self.config.lsa.cutoff, "family": "dense"}
+        return StageTrace("lsa", "retrieve", params, ("analyze",), self._hits("lsa", idx, scores),
                           len(self.index.chunks), _ms(t0), tuple(notes))
 
     def _hits(self, stage: str, idx: Any, scores: Any) -> tuple[Hit, ...]:
@@ -83,12 +171,13 @@ class Pipeline:
         return StageTrace("fuse", "fuse", self.fuser.params(), tuple(t.name for t in retrieved),
                           tuple(hits), n_in, _ms(t0))
 
-    # running ------------------------------------------------------------------------------
+    # running ---------------------------------------------------------------------------
 
-    def analyze(self, question: str) -> tuple[list[str], StageTrace]:
+    def analyze(self, question: str) -> tuple[Query, StageTrace]:
         t0 = time.perf_counter()
         if not question or not question.strip():
-            raise QueryError("the question is empty", "type a question, e.g. glassrag ask \"what does E-4107 mean?\"")
+            raise QueryError("the question is empty",
+                             'type a question, e.g. glassrag ask "what does E-4107 mean?"')
         if len(question) > MAX_QUESTION_CHARS:
             raise QueryError(f"the question is {len(question)} characters long; the limit is "
                              f"{MAX_QUESTION_CHARS}", "ask a shorter question")
@@ -99,46 +188,92 @@ class Pipeline:
                 f"({self.index.analyzer.stopwords} list)",
                 "add the words that matter: a name, a code, a topic")
         trace = StageTrace("analyze", "analyze", self.index.analyzer.params(), (), (), 0, _ms(t0),
-                           (f"tokens: {' '.join(tokens)}",))
-        return tokens, trace
+                           (f"tokens: {' '.join(tokens)}", *self.notes))
+        return Query(question, tokens), trace
 
     def run(self, question: str) -> Answer:
-        tokens, analyzed = self.analyze(question)
-        stages: dict[str, Callable[[list[str]], StageTrace]] = {"bm25": self._bm25, "lsa": self._lsa}
+        query, analyzed = self.analyze(question)
+        stages: dict[str, Callable[[Query], StageTrace]] = {"bm25": self._bm25, "lsa": self._lsa}
         names = self.config.retrieve.retrievers
         everything = names + self.observed
         if len(everything) > 1:
             with ThreadPoolExecutor(max_workers=len(everything)) as pool:
-                ran = list(pool.map(lambda n: stages[n](tokens), everything))
+                ran = list(pool.map(lambda n: stages[n](query), everything))
         else:
-            ran = [stages[names[0]](tokens)]
+            ran = [stages[names[0]](query)]
         retrieved = ran[: len(names)]
         observed = [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))
                     for t in ran[len(names):]]
         trace = [analyzed, *retrieved, *observed]
-        final = retrieved[0]
+        last = retrieved[0]
         if len(retrieved) > 1:
-            final = self._fuse(retrieved)
-            trace.append(final)
-        return self._answer(question, final, trace)
+            last = self._fuse(retrieved)
+            trace.append(last)
+        for stage in self.stages:
+            last = self._step(stage, query, last)
+            trace.append(last)
+        scoring = next(t for t in reversed(trace) if t.kind in SCORING_KINDS)
+        t0 = time.perf_counter()
+        declined, why = self.gate.decide(scoring.hits[0].score if scoring.hits else None)
+        trace.append(StageTrace("gate", "gate", self.gate.params(), (last.name,),
+                                () if declined else last.hits, len(last.hits), _ms(t0),
+                                ("declined: " + why if declined else "passed: " + why,)))
+        packed = self._step(self.budget, query, last)
+        trace.append(packed)
+        return self._answer(query, packed, trace, declined, why)
 
-    def _answer(self, question: str, final: StageTrace, trace: list[StageTrace]) -> Answer:
+    def _step(self, stage: Stage, query: Query, previous: StageTrace) -> StageTrace:
+        t0 = time.perf_counter()
+        hits, notes = stage.apply(query, list(previous.hits))
+        return StageTrace(stage.name, stage.kind, stage.params(), (previous.name,), tuple(hits),
+                          len(previous.hits), _ms(t0), tuple(notes))
+
+    def _answer(self, query: Query, packed: StageTrace, trace: list[StageTrace], declined: bool,
+                why: str) -> Answer:
         t0 = time.perf_counter()
         k = self.config.answer.k
-        chosen = final.hits[:k]
-        passages = tuple(self.passage(h, rank) for rank, h in enumerate(chosen, 1))
-        shown = tuple(Hit(h.chunk_id, h.score, rank, "answer") for rank, h in enumerate(chosen, 1))
-        trace.append(StageTrace("answer", "select", {"k": k}, (final.name,), shown,
-                                len(final.hits), _ms(t0)))
+        terms = set(query.tokens)
+        chosen = list(packed.hits[:k])
+        passages = [self.passage(h, rank, terms, query.question) for rank, h in enumerate(chosen, 1)]
+        shown = () if declined else tuple(Hit(h.chunk_id, h.score, r, "answer")
+                                          for r, h in enumerate(chosen, 1))
+        notes = ["declined: the nearest passages are listed as such"] if declined and passages else []
+        trace.append(StageTrace("answer", "select", {"k": k}, (packed.name,), shown,
+                                len(packed.hits), _ms(t0), tuple(notes)))
+        t0 = time.perf_counter()
+        if declined:
+            quote = Quote("", "", 0.0, False, "not read: the gate declined")
+        else:
+            quote = self.reader.read(terms, [(h.chunk_id, self.index.chunk(h.chunk_id).text)
+                                             for h in packed.hits])
+        trace.append(StageTrace("read", "read", self.reader.params(), (packed.name,), (),
+                                len(packed.hits), _ms(t0), (quote.why,)))
+        if declined:
+            reason = ("the documents do not appear to contain an answer (" + why + ")"
+                      if passages else "no passage matched any word of the question")
+            return Answer(query.question, None, tuple(passages), True, reason, tuple(trace), quote)
         if not passages:
-            return Answer(question, None, (), True, "no passage matched any word of the question",
-                          tuple(trace))
-        return Answer(question, passages[0], passages[1:], False, "", tuple(trace))
+            return Answer(query.question, None, (), True, "no passage matched any word of the question",
+                          tuple(trace), quote)
+        first, rest = passages[0], passages[1:]
+        rest = also_found_order(rest, lambda p: p.doc_id, first.doc_id)
+        return Answer(query.question, first, tuple(rest), False, "", tuple(trace), quote)
 
-    def passage(self, hit: Hit, rank: int) -> Passage:
+    def passage(self, hit: Hit, rank: int, terms: set[str] | None = None, question: str = "") -> Passage:
         chunk = self.index.chunk(hit.chunk_id)
         doc = self.index.documents[chunk.doc_id]
-        return Passage(chunk.id, doc.id, doc.title, chunk.locator, chunk.text, hit.score, rank)
+        text = chunk.text
+        if terms is None:
+            return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank)
+        analyze = self.index.analyzer
+        a, b, _ = best_sentence(text, terms, analyze)
+        start, end = window(text, a, self.config.answer.excerpt_chars)
+        marks: tuple[tuple[int, int], ...] = ()
+        if not asks_for_a_name(question):
+            lo, hi = max(a, start), min(b, end)
+            marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze))
+        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
+                       text[start:end], start, marks)
 
 
 def _ms(t0: float) -> float:

@@ -180,7 +180,11 @@ class StageTrace(_Plain):
 
 @dataclass(frozen=True)
 class Passage(_Plain):
-    """A chunk ready to show: its text verbatim with the citation that finds it again."""
+    """A chunk ready to show: its text verbatim with the citation that finds it again.
+
+    `excerpt` is the window actually shown (`text[excerpt_start:excerpt_start +
+    len(excerpt)]`); `highlights` are [start, end) offsets of answer words in the excerpt.
+    """
 
     chunk_id: str
     doc_id: str
@@ -189,10 +193,36 @@ class Passage(_Plain):
     text: str
     score: float
     rank: int
+    excerpt: str = ""
+    excerpt_start: int = 0
+    highlights: tuple[tuple[int, int], ...] = ()
 
     @property
     def citation(self) -> str:
         return f"{self.title}, {self.locator}" if self.locator else self.title
+
+    @property
+    def shown(self) -> str:
+        return self.excerpt or self.text
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        values = dict(data)
+        values["highlights"] = tuple(tuple(h) for h in values.get("highlights", ()))
+        return super().from_dict(values)
+
+
+@dataclass(frozen=True)
+class Quote(_Plain):
+    """What the extractive reader answers: one sentence of the context, or not found."""
+
+    text: str
+    chunk_id: str
+    coverage: float
+    found: bool
+    why: str
+    start: int = 0
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -205,6 +235,7 @@ class Answer(_Plain):
     declined: bool
     reason: str
     trace: tuple[StageTrace, ...]
+    quote: Quote | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -214,6 +245,7 @@ class Answer(_Plain):
             "also_found": [p.to_dict() for p in self.also_found],
             "declined": self.declined,
             "reason": self.reason,
+            "quote": self.quote.to_dict() if self.quote else None,
             "trace": [t.to_dict() for t in self.trace],
         }
 
@@ -226,6 +258,7 @@ class Answer(_Plain):
             declined=data["declined"],
             reason=data["reason"],
             trace=tuple(StageTrace.from_dict(t) for t in data["trace"]),
+            quote=Quote.from_dict(data["quote"]) if data.get("quote") else None,
         )
 
     def stage(self, name: str) -> StageTrace:

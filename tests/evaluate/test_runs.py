@@ -37,9 +37,9 @@ def test_run_metrics_causes_and_shape(index):
     assert m["declined_unanswerable"]["value"] == 1 / 2
     assert m["answer_visible@5"]["value"] == 1 / 2
     assert m["hit@1"]["low"] < 0.5 < m["hit@1"]["high"]
-    assert set(run["stages"]) == {"bm25", "lsa", "fuse", "answer"}
+    assert set(run["stages"]) == {"bm25", "lsa", "fuse", "gate", "budget", "answer"}
     assert run["losses"] == {"not retrieved": ["lost"], "answered unanswerable": ["warranty"]}
-    assert run["final_stage"] == "fuse"
+    assert run["ranking_stage"] == "fuse"
     json.dumps(run)  # plain data
 
 
@@ -90,7 +90,7 @@ def test_every_question_mrr_matches_its_first_relevant_rank():
     for r in run["questions"]:
         if not r["answerable"]:
             continue
-        rank = r["stages"][run["final_stage"]]["first_relevant_rank"]
+        rank = r["stages"][run["ranking_stage"]]["first_relevant_rank"]
         assert r["metrics"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
 
 

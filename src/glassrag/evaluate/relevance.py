@@ -110,3 +110,17 @@ def visible(judgement: Judgement, question: Question, shown_texts: Sequence[str]
     if question.must_contain:
         return any(all(m.lower() in s for m in question.must_contain) for s in shown)
     return None
+
+
+def quote_correct(judgement: Judgement, question: Question, quote: str) -> bool:
+    """The reader's sentence answers: it lies inside an answer text, holds one whole, or
+    (no text labels) contains every `must_contain` word."""
+    q = normalize_space(quote).lower()
+    if not q:
+        return False
+    wanted = [t.lower() for t in judgement.texts.values() if t]
+    if wanted:
+        return any(q in w or w in q for w in wanted)
+    if question.must_contain:
+        return all(m.lower() in q for m in question.must_contain)
+    return False

@@ -15,7 +15,7 @@ from glassrag.errors import QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.metrics import evaluate_run
-from glassrag.evaluate.relevance import Judge, Judgement, visible
+from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.pipeline import Pipeline
 from glassrag.schema import Answer
@@ -95,13 +95,23 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
             stages[stage]["mean_top_similarity"] = interval(
                 "mean_top_similarity", [d["top_score"] or 0.0 for d in dense])
 
-    final = _ranking_stage(records)
+    ranking = _ranking_stage(records)
+    answer_names = ["hit@1", f"hit@{k}", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"source_recall@{k}"]
+    depth_names = ["mrr@10", "ndcg@10", "recall@100", "hit@10", f"precision@{k}"]
+    # what was shown comes from the answer stage (a declined answer shows nothing);
+    # how deep the answer sat in the ranking comes from the last ranking stage
+    sources = [("answer", answer_names), (ranking, depth_names)]
+    metrics = {name: stages[st][name] for st, names in sources if st in stages
+               for name in names if name in stages[st]}
     for r in records:
-        if r["answerable"] and final in per_question:
-            r["metrics"] = {name: v.get(r["id"], 0.0) for name, v in per_question[final].items()}
-            if final in r["stages"]:
-                r["metrics"][f"source_recall@{k}"] = r["stages"][final]["source_recall"]
-    metrics = dict(stages.get(final, {}))
+        if r["answerable"]:
+            r["metrics"] = {name: per_question[st][name].get(r["id"], 0.0)
+                            for st, names in sources if st in per_question
+                            for name in names if name in per_question[st]}
+            if "answer" in r["stages"]:
+                r["metrics"][f"source_recall@{k}"] = r["stages"]["answer"]["source_recall"]
+            elif "answer" in per_question:
+                r["metrics"][f"source_recall@{k}"] = 0.0
     answerable = [r for r in records if r["answerable"]]
     unanswerable = [r for r in records if not r["answerable"]]
     labelled = [r for r in answerable if r["visible"] is not None]
@@ -109,10 +119,22 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     metrics["answer_intact"] = interval("answer_intact", [float(r["intact"]) for r in answerable])
     metrics["declined_unanswerable"] = interval("declined", [float(r["declined"]) for r in unanswerable])
     metrics["declined_answerable"] = interval("declined", [float(r["declined"]) for r in answerable])
+    # the reader: right when it quotes an answer (answerable) or says not found (unanswerable);
+    # it cannot beat the share of answerable questions whose context holds an answer
+    metrics["reader_accuracy"] = interval("hit", [float(r["reader_correct"]) for r in answerable])
+    metrics["budget_recall"] = interval("hit", [float(r["in_budget"]) for r in answerable])
+    metrics["reader_declined_unanswerable"] = interval(
+        "declined", [float(not (r["quote"] or {}).get("found")) for r in unanswerable])
+    for r in answerable:
+        r.setdefault("metrics", {}).update({"reader_accuracy": float(r["reader_correct"]),
+                                            "budget_recall": float(r["in_budget"])})
     for r in labelled:
         r.setdefault("metrics", {})[f"answer_visible@{k}"] = float(r["visible"])
+    for r in answerable:
+        r.setdefault("metrics", {})["declined_answerable"] = float(r["declined"])
     for r in unanswerable:
-        r["metrics"] = {"declined_unanswerable": float(r["declined"])}
+        r["metrics"] = {"declined_unanswerable": float(r["declined"]),
+                        "reader_declined_unanswerable": float(not (r["quote"] or {}).get("found"))}
 
     losses = {c: [r["id"] for r in records if r["cause"] == c] for c in CAUSES}
     kinds = sorted({r["kind"] for r in records if r["kind"]})
@@ -135,7 +157,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         "golden": {"path": golden_path, "split": split, "questions": len(records),
                    "answerable": len(answerable), "unanswerable": len(unanswerable)},
         "k": k,
-        "final_stage": final,
+        "ranking_stage": ranking,
         "seconds": round(elapsed, 3),
         "metrics": metrics,
         "stages": stages,
@@ -164,24 +186,28 @@ def code_version() -> str | None:
         return None
 
 
+RANKING_KINDS = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap")
+
+
 def _ranking_stage(records: list[dict[str, Any]]) -> str:
-    """The stage whose ranking the answer shows: the one feeding `answer`."""
+    """The last stage that ranks candidates before the gate: its ranking is the answer's."""
     for r in records:
-        if r.get("feeds_answer"):
-            return r["feeds_answer"]
+        ranked = [name for name, st in r["stages"].items() if st["kind"] in RANKING_KINDS]
+        if ranked:
+            return ranked[-1]
     return "answer"
 
 
 def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
             doc_of: Callable[[str], str]) -> dict[str, Any]:
     relevant = judgement.relevant_chunks() - judgement.excluded
-    shown = ([answer.passage] if answer.passage else []) + list(answer.also_found)
-    checked = visible(judgement, q, [p.text for p in shown]) if q.answerable and shown else False
+    shown = [] if answer.declined else ([answer.passage] if answer.passage else []) + list(answer.also_found)
+    checked = visible(judgement, q, [p.shown for p in shown]) if q.answerable and shown else False
     is_visible = None if checked is None else bool(checked)
     stages: dict[str, Any] = {}
     answer_docs = set(judgement.unit_docs.values())
     for t in answer.trace:
-        if not t.hits and t.kind not in ("retrieve", "observe"):
+        if not t.hits and t.kind not in ("retrieve", "observe", "select", "gate"):
             continue
         first = next((h for h in t.hits if h.chunk_id in relevant), None)
         top_docs = {doc_of(h.chunk_id) for h in t.hits[:k]}
@@ -194,16 +220,23 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
             "source_recall": (len(answer_docs & top_docs) / len(answer_docs)) if answer_docs else 0.0,
             "ms": t.ms,
         }
-    feeds = next((t.inputs[0] for t in answer.trace if t.name == "answer" and t.inputs), None)
-    final = next((t for t in answer.trace if t.name == feeds), None)
+    kinds = [t for t in answer.trace if t.kind in RANKING_KINDS]
+    final = kinds[-1] if kinds else None
     ranking = [[h.chunk_id, doc_of(h.chunk_id), round(h.score, 6)] for h in final.hits
                if h.chunk_id not in judgement.excluded] if final else []
+    quote = answer.quote
+    packed = next((t for t in answer.trace if t.kind == "budget"), None)
+    in_budget = bool(packed and any(h.chunk_id in relevant for h in packed.hits))
+    reader_correct = bool(q.answerable and quote is not None and quote.found
+                          and quote.chunk_id in relevant and quote_correct(judgement, q, quote.text))
     return {
         "id": q.id, "question": q.question, "kind": q.kind, "split": q.split,
+        "in_budget": in_budget, "reader_correct": reader_correct,
         "answerable": q.answerable, "declined": answer.declined, "reason": answer.reason,
         "visible": is_visible, "intact": judgement.intact,
         "answer_docs": sorted(answer_docs),
         "cause": loss_cause(judgement, q.answerable, answer, k, is_visible is not False),
-        "stages": stages, "feeds_answer": feeds, "ranking": ranking,
+        "stages": stages, "ranking": ranking,
+        "quote": answer.quote.to_dict() if answer.quote else None,
     }
 

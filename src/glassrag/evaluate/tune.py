@@ -1,0 +1,109 @@
+"""Fitting what is learned from the train split: the learned reranker's weights, the
+gate's threshold and the reader's coverage threshold. Each returns what the index
+stores in `extra`; nothing is written here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError, QueryError
+from glassrag.evaluate.golden import Question
+from glassrag.evaluate.relevance import Judge, quote_correct
+from glassrag.gate.calibrate import calibrate
+from glassrag.gate.threshold import fingerprint
+from glassrag.pipeline import SCORING_KINDS, Pipeline
+from glassrag.query import Query
+from glassrag.rerank.features import FeatureMaker
+from glassrag.rerank.learned import train
+from glassrag.store.base import Index
+
+Progress = Callable[[int, int], None]
+
+
+def _runs(pipeline: Pipeline, questions: Sequence[Question], progress: Progress | None):
+    for n, q in enumerate(questions, 1):
+        try:
+            yield q, pipeline.run(q.question)
+        except QueryError:
+            yield q, None
+        if progress:
+            progress(n, len(questions))
+
+
+def train_reranker(index: Index, config: Config, questions: Sequence[Question], source: str,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """Rows: each train question's top `pool` candidates from the stages before the reranker
+    (reranker, MMR, cap and gate switched off), labelled by the relevance judge."""
+    train_qs = [q for q in questions if q.split == "train"]
+    if not train_qs:
+        raise ConfigError(f"{source} has no train questions", "the reranker learns from the train split only")
+    before = replace(config, rerank=replace(config.rerank, method="none"),
+                     mmr=replace(config.mmr, relevance=None), cap=replace(config.cap, per_document=0),
+                     gate=replace(config.gate, enabled=False))
+    pipeline = Pipeline(index, before)
+    features = FeatureMaker(index, pipeline.bm25)
+    judge = Judge(index.chunks)
+    rows, labels = [], []
+    for q, answer in _runs(pipeline, train_qs, progress):
+        if answer is None:
+            continue
+        ranked = next(t for t in reversed(answer.trace) if t.kind in ("retrieve", "fuse", "versions"))
+        head = [h for h in ranked.hits[: config.rerank.pool]]
+        if not head:
+            continue
+        j = judge.judge(q)
+        relevant = j.relevant_chunks() - j.excluded
+        query = Query(q.question, index.analyzer(q.question))
+        rows.append(features.matrix(query, head))
+        labels.extend(float(h.chunk_id in relevant) for h in head)
+    y = np.asarray(labels)
+    if not y.size or y.min() == y.max():
+        raise ConfigError(f"{source}: the train split gives {int(y.sum())} relevant of {y.size} candidates",
+                          "the reranker needs both relevant and irrelevant candidates to learn from")
+    model = train(np.vstack(rows), y)
+    model.update({"pool": config.rerank.pool, "golden": source, "split": "train",
+                  "questions": len(train_qs)})
+    return model
+
+
+def calibrate_index(index: Index, config: Config, questions: Sequence[Question], rule: str,
+                    source: str, progress: Progress | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The gate's calibration and the reader's, from one pass over the train split."""
+    train_qs = [q for q in questions if q.split == "train"]
+    pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)))
+    stage, params = pipeline._scoring_stage()
+    judge = Judge(index.chunks)
+    top = {True: [], False: []}  # answerable -> top scores
+    reads = []
+    for q, answer in _runs(pipeline, train_qs, progress):
+        if answer is None:
+            top[q.answerable].append(float("-inf"))
+            reads.append((q.answerable, 0.0, False))
+            continue
+        scoring = next(t for t in reversed(answer.trace) if t.kind in SCORING_KINDS)
+        top[q.answerable].append(scoring.hits[0].score if scoring.hits else float("-inf"))
+        quote = answer.quote
+        correct = bool(q.answerable and quote and quote_correct(judge.judge(q), q, quote.text))
+        reads.append((q.answerable, quote.coverage if quote else 0.0, correct))
+    gate = calibrate(top[True], top[False], rule, f"{source} (train split)")
+    gate.update({"stage": stage, "fingerprint": fingerprint(stage, params), "golden": source,
+                 "split": "train"})
+    return gate, _calibrate_reader(reads)
+
+
+def _calibrate_reader(reads: list[tuple[bool, float, bool]]) -> dict[str, Any]:
+    """The coverage threshold with the highest reader accuracy on train: an answerable
+    question is right when the quote is correct and passes; an unanswerable one when its
+    best coverage stays below the threshold."""
+    candidates = sorted({0.0, *[c for _, c, _ in reads], 1.01})
+    rows = []
+    for t in candidates:
+        right = sum((ok and cov >= t) if ans else cov < t for ans, cov, ok in reads)
+        rows.append({"threshold": t, "accuracy": right / len(reads) if reads else 0.0})
+    best = max(rows, key=lambda r: (r["accuracy"], -r["threshold"]))
+    return {"threshold": best["threshold"], "accuracy": best["accuracy"], "sweep": rows,
+            "questions": len(reads)}

@@ -1,0 +1,1 @@
+"""The gate that declines, and its calibration."""

@@ -1,0 +1,50 @@
+"""The excerpt window: at most `width` characters of a passage, opening at the sentence
+that carries most of the question's words rather than at the chunk's start.
+
+A passage that fits in `width` is shown whole. Otherwise the window starts at that
+sentence and runs to the last sentence (or, failing that, word) boundary that fits;
+when the sentence sits near the end, the window opens earlier so it is still full.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from glassrag.chunk.units import sentence_spans
+
+
+def coverage(question_terms: set[str], sentence_terms: list[str]) -> float:
+    """|question terms ∩ sentence terms| / |question terms| (0 for an empty question)."""
+    if not question_terms:
+        return 0.0
+    return len(question_terms & set(sentence_terms)) / len(question_terms)
+
+
+def best_sentence(text: str, question_terms: set[str],
+                  analyze: Callable[[str], list[str]]) -> tuple[int, int, float]:
+    """(start, end, coverage) of the sentence with the highest coverage; the first wins ties."""
+    best = (0, len(text), -1.0)
+    for a, b in sentence_spans(text):
+        c = coverage(question_terms, analyze(text[a:b]))
+        if c > best[2]:
+            best = (a, b, c)
+    return best if best[2] >= 0 else (0, len(text), 0.0)
+
+
+def window(text: str, anchor: int, width: int = 720) -> tuple[int, int]:
+    """[start, end) of at most `width` characters that begins at `anchor` when it can."""
+    if len(text) <= width:
+        return 0, len(text)
+    start = min(anchor, max(0, len(text) - width))
+    if start < anchor:  # opened earlier to stay full: begin at a word
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < anchor else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        cut = max(text.rfind(". ", start, end), text.rfind("\n", start, end))
+        if cut > start + width // 2:
+            end = cut + 1
+        else:
+            space = text.rfind(" ", start, end)
+            end = space if space > start else end
+    return start, end

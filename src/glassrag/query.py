@@ -1,0 +1,28 @@
+"""One question on its way through the pipeline: its tokens, and the per-question numbers
+that several stages read (every chunk's BM25 score, the dense query vector), computed
+once, when first asked for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Query:
+    question: str
+    tokens: list[str]
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def cached(self, key: str, compute: Any) -> Any:
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def bm25_scores(self, bm25: Any) -> np.ndarray:
+        return self.cached("bm25_scores", lambda: bm25.score_all(self.tokens))
+
+    def dense_vector(self, name: str, embed: Any) -> np.ndarray:
+        return self.cached(f"dense:{name}", embed)

@@ -1,0 +1,1 @@
+"""Reading: the context budget and the extractive reader."""

@@ -1,0 +1,41 @@
+"""The extractive reader: quotes the one sentence of the packed context that covers most
+of the question's terms, or answers "not found" below a coverage threshold.
+
+    coverage(s) = |question terms ∩ terms(s)| / |question terms|
+
+The threshold is calibrated on the train split by `glassrag calibrate` (highest reader
+accuracy); the reader cannot be right more often than the budget holds an answer:
+accuracy ≤ recall at the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from glassrag.present.excerpt import best_sentence
+from glassrag.schema import Quote
+
+
+@dataclass
+class ExtractiveReader:
+    analyze: Callable[[str], list[str]]
+    threshold: float = 0.5
+
+    def params(self) -> dict[str, Any]:
+        return {"threshold": self.threshold}
+
+    def read(self, question_terms: set[str], chunks: Sequence[tuple[str, str]]) -> Quote:
+        """chunks: (chunk id, text) in context order; the earliest wins a tie."""
+        best: tuple[float, str, int, int, str] | None = None
+        for chunk_id, text in chunks:
+            a, b, cov = best_sentence(text, question_terms, self.analyze)
+            if best is None or cov > best[0]:
+                best = (cov, chunk_id, a, b, text[a:b])
+        if best is None:
+            return Quote("", "", 0.0, False, "the context is empty")
+        cov, chunk_id, a, b, sentence = best
+        if cov < self.threshold:
+            return Quote(sentence, chunk_id, cov, False,
+                         f"best coverage {cov:.2f} is below the threshold {self.threshold:.2f}: not found")
+        return Quote(sentence, chunk_id, cov, True, f"coverage {cov:.2f}", a, b)

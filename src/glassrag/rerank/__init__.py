@@ -1,0 +1,1 @@
+"""After retrieval: version preference, reranking (learned, cross-encoder), MMR, the cap."""

@@ -1,0 +1,98 @@
+"""Cross-encoder reranking: a sentence-transformers `CrossEncoder` reads question and
+passage together and scores each of the top `pool` candidates (the pool size is the
+main latency dial: one model call per candidate).
+
+With `blend` = β > 0 the final score keeps part of the first-stage ranking:
+
+    score = (1 − β) · minmax(ce) + β · minmax(first-stage score)
+
+The model loads lazily from a local folder or an installed package's folder, with
+`HF_HUB_OFFLINE=1`: glassrag never downloads weights.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from glassrag.errors import ConfigError
+from glassrag.fuse.normalize import min_max
+from glassrag.query import Query
+from glassrag.schema import Hit
+
+
+def resolve_model_path(model: str) -> Path:
+    """A folder path, or the folder of an installed Python package of that name."""
+    if not model:
+        raise ConfigError("no cross-encoder model is set",
+                          "set [rerank] model to a local folder with a sentence-transformers "
+                          "CrossEncoder (config.json, weights, tokenizer)")
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    spec = importlib.util.find_spec(model.replace("-", "_")) if "/" not in model else None
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    raise ConfigError(
+        f"cross-encoder model {model!r} is neither a folder nor an installed package",
+        "point [rerank] model at a local folder holding the model (glassrag never downloads "
+        "weights): e.g. one saved with CrossEncoder(...).save(PATH) on a machine with network")
+
+
+class CrossEncoderReranker:
+    name = "rerank"
+    kind = "rerank"
+
+    def __init__(self, model: str, texts: dict[str, str], pool: int = 20, blend: float = 0.0,
+                 batch_size: int = 32) -> None:
+        if not 0.0 <= blend <= 1.0:
+            raise ConfigError(f"rerank.blend must be in [0, 1], got {blend}")
+        self.model_name = model
+        self.path = resolve_model_path(model)
+        self.texts = texts
+        self.pool = pool
+        self.blend = blend
+        self.batch_size = batch_size
+        self._model: Any = None
+
+    def params(self) -> dict[str, Any]:
+        return {"method": "cross-encoder", "model": self.model_name, "pool": self.pool,
+                "blend": self.blend}
+
+    def load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import CrossEncoder
+            except ImportError:
+                raise ConfigError("the cross-encoder needs sentence-transformers",
+                                  "pip install 'glassrag[neural]'") from None
+            try:
+                self._model = CrossEncoder(str(self.path), device="cpu", local_files_only=True)
+            except Exception as err:  # the library's own error: say which folder and why
+                raise ConfigError(f"cannot load a cross-encoder from {self.path}: {err}",
+                                  "the folder needs config.json, the weights and the tokenizer "
+                                  "files of a sentence-transformers CrossEncoder") from None
+        return self._model
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        head, tail = hits[: self.pool], hits[self.pool:]
+        if not head:
+            return hits, []
+        pairs = [(query.question, self.texts[h.chunk_id]) for h in head]
+        ce = np.asarray(self.load().predict(pairs, batch_size=self.batch_size,
+                                            show_progress_bar=False), dtype=np.float64).ravel()
+        score = ce if self.blend == 0 else (
+            (1 - self.blend) * min_max(ce) + self.blend * min_max(np.array([h.score for h in head])))
+        order = np.argsort(-score, kind="stable")
+        out = [Hit(head[i].chunk_id, float(score[i]), r, self.name,
+                   {**head[i].detail, "input_rank": head[i].rank, "cross_encoder": float(ce[i])})
+               for r, i in enumerate(order, 1)]
+        out += [Hit(h.chunk_id, 0.0, len(out) + j, self.name, {**h.detail, "input_rank": h.rank})
+                for j, h in enumerate(tail, 1)]
+        return out, [f"cross-encoder scored the top {len(head)}"]

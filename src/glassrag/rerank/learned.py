@@ -1,0 +1,88 @@
+"""The learned reranker: L2-regularised logistic regression over FEATURES.
+
+    p(relevant | x) = σ(w · z + c),   z = (x − μ) / s
+    minimise  (1/n) Σ_i log(1 + exp(−y_i (w · z_i + c))) + (λ / 2n) ‖w‖²,   y ∈ {−1, +1}
+
+μ and s are the training rows' mean and standard deviation (s = 1 where a feature is
+constant). λ = 1 (scikit-learn's default C = 1). Trained on the golden set's train split
+only: one row per candidate in each question's top `pool`, labelled by the relevance
+judge; unanswerable questions give negatives. The model is stored in the index
+(`extra.reranker`) with its weights, so `glassrag rerank-train` can show them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+
+from glassrag.query import Query
+from glassrag.rerank.features import FEATURES, FeatureMaker
+from glassrag.schema import Hit
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[np.ndarray, float]:
+    """Weights and bias of L2 logistic regression (bias not penalised), by L-BFGS."""
+    n, d = x.shape
+    signs = np.where(y > 0, 1.0, -1.0)
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, c = theta[:d], theta[d]
+        margin = signs * (x @ w + c)
+        value = np.logaddexp(0.0, -margin).mean() + l2 / (2 * n) * w @ w
+        g = -signs * (1.0 / (1.0 + np.exp(margin)))  # d loss_i / d score_i
+        grad_w = x.T @ g / n + l2 / n * w
+        return float(value), np.append(grad_w, g.mean())
+
+    result = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B",
+                      options={"maxiter": 500, "gtol": 1e-8})
+    return result.x[:d], float(result.x[d])
+
+
+class LearnedReranker:
+    name = "rerank"
+    kind = "rerank"
+
+    def __init__(self, model: dict[str, Any], features: FeatureMaker, pool: int = 20) -> None:
+        self.model = model
+        self.features = features
+        self.pool = pool
+        self.mean = np.asarray(model["mean"])
+        self.std = np.asarray(model["std"])
+        self.weights = np.asarray(model["weights"])
+        self.bias = float(model["bias"])
+
+    def params(self) -> dict[str, Any]:
+        return {"method": "learned", "pool": self.pool,
+                "weights": dict(zip(self.model["features"], self.model["weights"])),
+                "bias": self.bias}
+
+    def score(self, query: Query, hits: list[Hit]) -> np.ndarray:
+        z = (self.features.matrix(query, hits) - self.mean) / self.std
+        return 1.0 / (1.0 + np.exp(-(z @ self.weights + self.bias)))
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        head, tail = hits[: self.pool], hits[self.pool:]
+        if not head:
+            return hits, []
+        probs = self.score(query, head)
+        order = np.argsort(-probs, kind="stable")
+        out = [Hit(head[i].chunk_id, float(probs[i]), r, self.name,
+                   {**head[i].detail, "input_rank": head[i].rank})
+               for r, i in enumerate(order, 1)]
+        # beyond the pool, keep the input order below every reranked chunk
+        out += [Hit(h.chunk_id, 0.0, len(out) + j, self.name, {**h.detail, "input_rank": h.rank})
+                for j, h in enumerate(tail, 1)]
+        return out, [f"reranked the top {len(head)}; scores are probabilities of relevance"]
+
+
+def train(rows: np.ndarray, labels: np.ndarray, l2: float = 1.0) -> dict[str, Any]:
+    """Standardise on the training rows and fit; returns the storable model."""
+    mean = rows.mean(axis=0)
+    std = rows.std(axis=0)
+    std[std == 0] = 1.0
+    weights, bias = fit_logistic((rows - mean) / std, labels, l2)
+    return {"features": list(FEATURES), "mean": mean.tolist(), "std": std.tolist(),
+            "weights": weights.tolist(), "bias": bias, "l2": l2,
+            "rows": int(len(labels)), "positives": int(labels.sum())}

@@ -1,0 +1,57 @@
+"""Preferring current versions: a chunk of a document that another document supersedes
+is demoted below every current chunk, or dropped, when its successor is indexed.
+
+Versions are read from document metadata: `superseded_by: ID` on the old document or
+`supersedes: ID` on the new one (either is enough).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from glassrag.query import Query
+from glassrag.schema import Document, Hit
+
+MODES = ("off", "demote", "drop")
+
+
+def superseded(documents: Mapping[str, Document]) -> dict[str, str]:
+    """old document id -> the indexed document that supersedes it."""
+    out: dict[str, str] = {}
+    for doc in documents.values():
+        newer = doc.metadata.get("superseded_by")
+        if newer and newer in documents:
+            out[doc.id] = newer
+        older = doc.metadata.get("supersedes")
+        if older and older in documents:
+            out[older] = doc.id
+    return out
+
+
+class PreferCurrent:
+    name = "versions"
+    kind = "versions"
+
+    def __init__(self, documents: Mapping[str, Document], chunk_doc: Mapping[str, str],
+                 mode: str = "demote") -> None:
+        self.mode = mode
+        self.old = superseded(documents)
+        self.chunk_doc = chunk_doc
+
+    def params(self) -> dict[str, Any]:
+        return {"mode": self.mode, "superseded": dict(self.old)}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        current = [h for h in hits if self.chunk_doc[h.chunk_id] not in self.old]
+        stale = [h for h in hits if self.chunk_doc[h.chunk_id] in self.old]
+        if not stale:
+            return hits, []
+        docs = sorted({self.chunk_doc[h.chunk_id] for h in stale})
+        why = ", ".join(f"{d} is superseded by {self.old[d]}" for d in docs)
+        if self.mode == "drop":
+            kept = current
+            note = f"dropped {len(stale)} chunk(s): {why}"
+        else:
+            kept = current + stale
+            note = f"demoted {len(stale)} chunk(s) below the current versions: {why}"
+        return [Hit(h.chunk_id, h.score, r, self.name, h.detail) for r, h in enumerate(kept, 1)], [note]
