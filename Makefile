@@ -1,28 +1,38 @@
 # The two commands of the README's quick start:
-#   make demo   sets up .venv, installs glassrag, builds the demo index and asks demo questions
-#   make test   sets up .venv with the test extras and runs the whole test suite
+#   make demo   sets up .venv, installs glassrag, builds the demo index, asks, evaluates
+#   make test   sets up .venv with the test and neural extras and runs the whole test suite
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.base-installed
+FULL := $(VENV)/.test-installed
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
+
+# torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
+# would pull a CUDA build of several GB
+$(FULL): $(BASE)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[test,neural]"
+	touch $(FULL)
 
 .PHONY: install demo test bench clean
-install: $(STAMP)
+install: $(FULL)
 
-demo: $(STAMP)
+demo: $(BASE)
 	$(BIN)/glassrag demo
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+test: $(FULL)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
 
-bench: $(STAMP)
+bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py
+	$(BIN)/python bench/demo_defaults.py
+	$(BIN)/python bench/demo_stages.py
 
 clean:
 	rm -rf $(VENV) .glassrag .pytest_cache

@@ -132,3 +132,47 @@ def test_compare_refuses_a_run_of_another_version(tmp_path: Path):
                                                   "questions": [], "metrics": {}}))
     r = glassrag("compare", tmp_path / "new.json", tmp_path / "old.json")
     assert r.returncode == 4 and "run format 0" in r.stderr and "re-run glassrag eval" in r.stderr
+
+
+def test_rerank_train_calibrate_and_a_declined_answer(corpus: Path, tmp_path: Path):
+    idx = tmp_path / "idx"
+    assert glassrag("ingest", corpus, "--index", idx).returncode == 0
+    rows = [dict(q, split="train") for q in GOLDEN] + [
+        {"id": "q4", "question": "Which charger fits the scanner?", "split": "train",
+         "kind": "unanswerable", "answerable": False}]
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in rows))
+
+    r = glassrag("ask", "tilt", "--index", idx, "--config", _toml(tmp_path, '[rerank]\nmethod = "learned"\n'))
+    assert r.returncode == 2 and "glassrag rerank-train" in r.stderr
+
+    r = glassrag("rerank-train", "--index", idx, "--golden", golden)
+    assert r.returncode == 0, r.stderr
+    assert "bm25_ratio" in r.stdout and "(bias)" in r.stdout
+    r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json",
+                 "--config", _toml(tmp_path, '[rerank]\nmethod = "learned"\n'))
+    assert r.returncode == 0 and "rerank" in [t["name"] for t in json.loads(r.stdout)["trace"]]
+
+    r = glassrag("calibrate", "--index", idx, "--golden", golden)
+    assert r.returncode == 0, r.stderr
+    assert "gate on rerank scores, rule balanced" in r.stdout  # auto: the trained reranker scores
+    r = glassrag("ask", "Is there a gym membership?", "--index", idx, "--json")
+    data = json.loads(r.stdout)
+    assert data["declined"] and data["passage"] is None
+
+
+def test_calibrate_without_unanswerable_questions_saves_nothing(corpus: Path, tmp_path: Path):
+    idx = tmp_path / "idx"
+    assert glassrag("ingest", corpus, "--index", idx).returncode == 0
+    before = (idx / "CURRENT").read_text()
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(dict(q, split="train")) + "\n" for q in GOLDEN[:2]))
+    r = glassrag("calibrate", "--index", idx, "--golden", golden)
+    assert r.returncode == 2 and "threshold cannot be calibrated" in r.stderr
+    assert (idx / "CURRENT").read_text() == before
+
+
+def _toml(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / f"c{abs(hash(text))}.toml"
+    path.write_text(text)
+    return path

@@ -174,7 +174,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
     table.add_row("(bias)", f"{model['bias']:+.3f}", "", "")
     out.print(table)
     out.print(f"saved in {args.index}; use it with [rerank] method = \"learned\" "
-              "(then run glassrag calibrate: the scores the gate reads change)")
+              "(then run glassrag calibrate: the scores the gate reads change)", markup=False)
     return 0
 
 
@@ -415,12 +415,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                          unit=None, prune=True, max_mb=100.0))
     if code != 0:
         return code
+    out.rule("2. train the reranker, calibrate the gate and the reader (train split)")
+    out.print(f"glassrag rerank-train --index {index_dir} --golden {demo_golden()}")
+    cmd_rerank_train(argparse.Namespace(index=str(index_dir), golden=str(demo_golden()), config=None))
+    out.print(f"\nglassrag calibrate --index {index_dir} --golden {demo_golden()}\n")
+    cmd_calibrate(argparse.Namespace(index=str(index_dir), golden=str(demo_golden()), config=None,
+                                     rule=None))
     for question in demo_questions():
-        out.rule("2. ask")
+        out.rule("3. ask")
         out.print(f'glassrag ask "{question}" --index {index_dir}\n')
         cmd_ask(argparse.Namespace(index=str(index_dir), question=question, config=None, k=None,
                                    json=False))
-    out.rule("3. evaluate every stage on the golden set (test split)")
+    out.rule("4. evaluate every stage on the golden set (test split)")
     out.print(f"glassrag eval --index {index_dir} --golden {demo_golden()} --split test\n")
     run = run_evaluation(str(index_dir), demo_golden(), "test", None)
     print_run(run, brief=True)

@@ -88,15 +88,16 @@ class FuseSettings:
 
 @dataclass(frozen=True)
 class VersionSettings:
-    mode: str = setting("off", "superseded documents (metadata supersedes / superseded_by): off, "
-                        "demote (below every current chunk), drop", "provisional: to be measured (M7)")
+    mode: str = setting("demote", "superseded documents (metadata supersedes / superseded_by): off, "
+                        "demote (below every current chunk), drop", "measurement M7")
 
 
 @dataclass(frozen=True)
 class RerankSettings:
     method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
                           "auto (learned when this index has a trained reranker, else none)",
-                          "provisional: to be measured (M8)")
+                          "measurement M11: its probability makes the gate's best signal "
+                          "(M8: alone, it does not beat BM25's order)")
     pool: int = setting(20, "candidates the reranker scores (the latency dial of a cross-encoder)",
                         "issue 5: fused top 20")
     model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
@@ -108,22 +109,22 @@ class RerankSettings:
 @dataclass(frozen=True)
 class MMRSettings:
     relevance: float | None = setting(None, "MMR λ: weight of relevance against novelty (None: off)",
-                                      "provisional: to be measured (M9)")
+                                      "measurement M9")
     pool: int = setting(20, "MMR reorders the top N", "same pool as the reranker")
 
 
 @dataclass(frozen=True)
 class CapSettings:
     per_document: int = setting(0, "at most M passages per document (0: no cap)",
-                                "provisional: to be measured (M10)")
+                                "measurement M10")
 
 
 @dataclass(frozen=True)
 class GateSettings:
     enabled: bool = setting(True, "decline when the top score is below the calibrated threshold "
-                            "(inactive until glassrag calibrate has run)", "issue 5")
+                            "(inactive until glassrag calibrate has run)", "measurement M11")
     rule: str = setting("balanced", "how calibrate picks the threshold: balanced (max balanced "
-                        "accuracy), keep95 (keep ≥ 95 % of answerable)", "provisional: to be measured (M11)")
+                        "accuracy), keep95 (keep ≥ 95 % of answerable)", "measurement M11")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from glassrag.query import Query
 from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
-from glassrag.rerank.versions import MODES, PreferCurrent
+from glassrag.rerank.versions import MODES, PreferCurrent, superseded
 from glassrag.schema import Answer, Hit, Passage, Quote, StageTrace
 from glassrag.store.base import Index
 
@@ -90,7 +90,7 @@ class Pipeline:
         stages: list[Stage] = []
         if c.versions.mode not in MODES:
             raise ConfigError(f"unknown versions.mode {c.versions.mode!r}", f"choose one of: {', '.join(MODES)}")
-        if c.versions.mode != "off":
+        if c.versions.mode != "off" and superseded(index.documents):  # only where versions exist
             stages.append(PreferCurrent(index.documents, self.chunk_doc, c.versions.mode))
         if c.rerank.method not in RERANKERS:
             raise ConfigError(f"unknown rerank.method {c.rerank.method!r}",

@@ -8,6 +8,7 @@ when the sentence sits near the end, the window opens earlier so it is still ful
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from glassrag.chunk.units import sentence_spans
@@ -37,14 +38,14 @@ def window(text: str, anchor: int, width: int = 720) -> tuple[int, int]:
         return 0, len(text)
     start = min(anchor, max(0, len(text) - width))
     if start < anchor:  # opened earlier to stay full: begin at a word
-        space = text.find(" ", start)
-        start = space + 1 if 0 <= space < anchor else start
+        gap = re.search(r"\s", text[start:anchor])
+        start = start + gap.end() if gap else anchor
     end = min(len(text), start + width)
     if end < len(text):
         cut = max(text.rfind(". ", start, end), text.rfind("\n", start, end))
         if cut > start + width // 2:
             end = cut + 1
         else:
-            space = text.rfind(" ", start, end)
-            end = space if space > start else end
+            gaps = [m.start() for m in re.finditer(r"\s", text[start:end])]
+            end = start + gaps[-1] if gaps else end
     return start, end

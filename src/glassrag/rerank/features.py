@@ -3,6 +3,8 @@
 | name | value |
 |---|---|
 | bm25 | BM25 score of the chunk for the question |
+| bm25_ratio | that score divided by the best BM25 score among the candidates (scores are not comparable across questions; ratios are) |
+| coverage | share of the question's terms that occur in the chunk |
 | dense | cosine of question and chunk in the LSA space (0 without LSA) |
 | inv_rank | 1 / rank in the list the reranker receives |
 | identifier | share of the question's identifiers (E-4107, TX-200) that the chunk contains |
@@ -24,7 +26,8 @@ from glassrag.rerank.versions import superseded
 from glassrag.schema import Hit
 from glassrag.store.base import Index
 
-FEATURES = ("bm25", "dense", "inv_rank", "identifier", "heading", "age", "superseded", "position")
+FEATURES = ("bm25", "bm25_ratio", "coverage", "dense", "inv_rank", "identifier", "heading", "age",
+            "superseded", "position")
 
 
 def _date(value: Any) -> dt.date | None:
@@ -53,6 +56,7 @@ class FeatureMaker:
         self.position = np.zeros(n)
         self.heading_terms: list[set[str]] = []
         self.terms: list[set[str]] = []
+        self.stems: list[set[str]] = []
         for i, c in enumerate(index.chunks):
             doc = index.documents[c.doc_id]
             if newest and dates[c.doc_id]:
@@ -61,6 +65,7 @@ class FeatureMaker:
             self.position[i] = c.position / max(counts[c.doc_id] - 1, 1)
             self.heading_terms.append(set(analyzer(" ".join([doc.title, *c.heading_path]))))
             self.terms.append(set(analyzer.words(c.text)))
+            self.stems.append(set(analyzer(c.text)))
 
     def matrix(self, query: Query, hits: Sequence[Hit]) -> np.ndarray:
         """(len(hits), len(FEATURES)) feature rows, in FEATURES order."""
@@ -82,5 +87,7 @@ class FeatureMaker:
         heading = np.array([len(stems & self.heading_terms[i]) / len(stems) if stems else 0.0
                             for i in idx])
         inv_rank = 1.0 / np.array([h.rank for h in hits], dtype=np.float64)
-        return np.column_stack([bm25, dense, inv_rank, ident, heading, self.age[idx],
+        ratio = bm25 / bm25.max() if bm25.size and bm25.max() > 0 else np.zeros(len(idx))
+        cover = np.array([len(stems & self.stems[i]) / len(stems) if stems else 0.0 for i in idx])
+        return np.column_stack([bm25, ratio, cover, dense, inv_rank, ident, heading, self.age[idx],
                                 self.superseded[idx], self.position[idx]])

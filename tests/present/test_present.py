@@ -1,0 +1,86 @@
+from glassrag.lexical.analyze import Analyzer
+from glassrag.pipeline import Pipeline
+from glassrag.present import also_found_order
+from glassrag.present.excerpt import best_sentence, coverage, window
+from glassrag.present.highlight import answer_words, asks_for_a_name
+from glassrag.read.budget import Budget
+from glassrag.read.extractive import ExtractiveReader
+from glassrag.query import Query
+from glassrag.schema import Hit
+
+A = Analyzer()
+
+
+def test_coverage_and_best_sentence():
+    terms = set(A("tilt sensor calibration"))
+    text = "The battery is low. The tilt sensor lost calibration. Nothing else."
+    a, b, cov = best_sentence(text, terms, A)
+    assert text[a:b] == "The tilt sensor lost calibration."
+    assert cov == 1.0
+    assert coverage(terms, A("tilt only")) == 1 / 3
+
+
+def test_window_opens_at_the_sentence_and_stays_within_width():
+    text = ("Intro sentence here. " * 30) + "The answer is here. " + ("Tail words. " * 30)
+    anchor = text.index("The answer")
+    start, end = window(text, anchor, width=120)
+    assert start == anchor and end - start <= 120
+    assert text[start:end].startswith("The answer is here.")
+    assert window("short text", 3, width=720) == (0, 10)
+    near_end = len(text) - 20
+    s, e = window(text, near_end, width=120)
+    assert e == len(text) and e - s <= 120 and s <= near_end
+
+
+def test_highlight_marks_answer_words_not_question_words():
+    terms = set(A("What does E-4107 mean?"))
+    text = "E-4107 means the tilt sensor lost calibration."
+    spans = answer_words(text, 0, len(text), terms, A)
+    assert [text[a:b] for a, b in spans] == ["tilt sensor lost calibration"]
+
+
+def test_no_highlight_when_asking_for_a_name():
+    assert asks_for_a_name("What is the overnight update window called?")
+    assert asks_for_a_name("What's the name for the loan instrument?")
+    assert asks_for_a_name("What do we call the weekday in the office?")
+    assert not asks_for_a_name("What does E-4107 mean?")
+
+
+def test_also_found_puts_one_passage_of_each_further_document_first():
+    items = [("a", 2), ("a", 3), ("b", 4), ("c", 5), ("b", 6)]
+    assert also_found_order(items, lambda i: i[0], first_doc="a") == [
+        ("b", 4), ("c", 5), ("a", 2), ("a", 3), ("b", 6)]
+
+
+def test_answer_shows_excerpt_and_highlights(index):
+    answer = Pipeline(index).run("What does E-4107 mean?")
+    p = answer.passage
+    assert p.excerpt == p.text[p.excerpt_start:p.excerpt_start + len(p.excerpt)]
+    marked = [p.excerpt[a:b] for a, b in p.highlights]
+    assert marked == ["tilt sensor lost calibration"]
+
+
+def test_budget_packs_whole_chunks_in_order():
+    lengths = {"a": 50, "b": 80, "c": 30}
+    hits = [Hit(c, 1.0, i + 1, "in") for i, c in enumerate(["a", "b", "c"])]
+    packed, notes = Budget(100, lengths.__getitem__).apply(Query("q", ["q"]), hits)
+    assert [h.chunk_id for h in packed] == ["a", "c"]
+    assert notes == ["80 of 100 words used by 2 chunk(s)", "1 chunk(s) did not fit"]
+
+
+def test_reader_quotes_the_best_sentence_or_says_not_found():
+    reader = ExtractiveReader(A, threshold=0.5)
+    terms = set(A("tilt sensor calibration"))
+    quote = reader.read(terms, [("c1", "Battery low. Nothing here."),
+                                ("c2", "First line. The tilt sensor lost calibration.")])
+    assert quote.found and quote.chunk_id == "c2" and quote.text == "The tilt sensor lost calibration."
+    low = ExtractiveReader(A, threshold=0.9).read(set(A("tilt quantum zebra")), [("c2", "The tilt sensor.")])
+    assert not low.found and "below the threshold" in low.why
+
+
+def test_budget_smaller_than_a_chunk_is_refused(index):
+    import pytest
+    from glassrag.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="holds no whole chunk"):
+        Pipeline(index, index.config.with_overrides(answer={"budget_words": 50}))
