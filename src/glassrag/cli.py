@@ -200,6 +200,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+# serve -------------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from glassrag.web.server import serve
+    except ImportError as e:
+        from glassrag.errors import ConfigError
+
+        raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
+                          "pip install 'glassrag[web]'") from None
+    return serve([Path(i) for i in args.index], host=args.host, port=args.port)
+
+
 # config ------------------------------------------------------------------------------------
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -332,9 +345,15 @@ def print_run(run: dict, brief: bool = False) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     run = run_evaluation(args.index, Path(args.golden), args.split, args.config)
     print_run(run)
-    if args.out:
-        Path(args.out).write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
-        out.print(f"run written to {args.out}")
+    targets = [Path(args.out)] if args.out else []
+    if args.save:
+        targets.append(runs_folder(args.index) / f"{args.save}.json")
+    for target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(target)
+        out.print(f"run written to {target}")
     if args.trec_run:
         from glassrag.evaluate.trec import write_run
 
@@ -342,6 +361,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         n = write_run(run, Path(args.trec_run), level=level)
         out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
     return 0
+
+
+def runs_folder(index_dir: str | Path) -> Path:
+    """Where `eval --save NAME` keeps runs: DIR/runs/, beside the index's generations (a
+    re-ingest does not touch it); `glassrag serve` reads its analytics from there."""
+    return Path(index_dir) / "runs"
 
 
 def read_run_file(path: str) -> dict:
@@ -430,6 +455,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out.print(f"glassrag eval --index {index_dir} --golden {demo_golden()} --split test\n")
     run = run_evaluation(str(index_dir), demo_golden(), "test", None)
     print_run(run, brief=True)
+    saved = runs_folder(index_dir) / "defaults-test.json"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
+    out.print(f"run saved as {saved}")
     return 0
 
 
@@ -474,6 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", default="test", choices=["train", "test", "all"])
     p.add_argument("--config", type=Path)
     p.add_argument("--out", help="write the run (JSON) here")
+    p.add_argument("--save", metavar="NAME", help="also keep the run as DIR/runs/NAME.json (what serve shows)")
     p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
     p.set_defaults(run=cmd_eval)
 
@@ -509,6 +539,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path)
     p.add_argument("--rule", default=None, help="balanced or keep95 (default: [gate] rule)")
     p.set_defaults(run=cmd_calibrate)
+
+    p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, glossary")
+    p.add_argument("--index", action="append", required=True, help="index folder (repeatable)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765)
+    p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("config", help="list every setting with its doc and the source of its default")
     p.add_argument("--config", type=Path)
