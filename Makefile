@@ -10,7 +10,7 @@ FULL := $(VENV)/.test-installed
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	touch $(BASE)
 
 # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch

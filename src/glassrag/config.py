@@ -60,6 +60,26 @@ class LSASettings:
 
 
 @dataclass(frozen=True)
+class NeuralSettings:
+    """Neural embedders are built when the index is built; each is a retriever named after it."""
+
+    models: list[str] = setting([], "embedding models built at ingest: minilm (the bundled "
+                                "all-MiniLM-L6-v2), an installed model package, or a local folder",
+                                "none by default: the base install has no torch")
+    query_instruction: str = setting("auto", "prefix for queries; auto: the model family's entry in "
+                                     "glassrag/dense/instructions.py", "each family's model card")
+    passage_instruction: str = setting("auto", "prefix for passages; auto: from the same table",
+                                       "each family's model card")
+    quantize: str = setting("none", "none or int8 (dynamic quantisation of the linear layers)",
+                            "bench/scifact_neural.py")
+    batch_size: int = setting(32, "passages per encoding batch", "sentence-transformers' default")
+    cutoff: float | None = setting(None, "drop neural hits whose cosine is below this (None: keep all)",
+                                   "off until calibrated")
+    search: str = setting("exact", "exact (matrix product) or hnsw (approximate, for large corpora)",
+                          "exact is exact; bench/ann_recall.py measures what hnsw loses")
+
+
+@dataclass(frozen=True)
 class BM25Settings:
     k1: float = setting(1.5, "term-frequency saturation", "measurement M4 (SciFact train agrees: "
                         "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)")
@@ -141,6 +161,7 @@ class Config:
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     analyze: AnalyzeSettings = field(default_factory=AnalyzeSettings)
     lsa: LSASettings = field(default_factory=LSASettings)
+    neural: NeuralSettings = field(default_factory=NeuralSettings)
     bm25: BM25Settings = field(default_factory=BM25Settings)
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     fuse: FuseSettings = field(default_factory=FuseSettings)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
 
 from glassrag.chunk import make_chunker
 from glassrag.chunk.document import DocumentChunker
@@ -17,10 +19,14 @@ from glassrag.dense.lsa import LSA
 from glassrag.errors import IngestError
 from glassrag.ingest import document_ids, file_hash, load_document, read_bytes, walk
 from glassrag.ingest.beir import is_beir, load_beir_corpus
+from glassrag.ingest.quality import check as check_quality
 from glassrag.lexical.analyze import Analyzer
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
-from glassrag.store.base import Index
+from glassrag.store.base import Embedded, Index
+
+if TYPE_CHECKING:
+    from glassrag.dense.neural import SentenceEmbedder
 
 
 @dataclass
@@ -34,6 +40,8 @@ class IngestReport:
     failed: list[IngestError] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    embedded: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> counts
+    quality: dict[str, dict] = field(default_factory=dict)  # doc id -> extraction-quality check
 
 
 Progress = Callable[[str, int, int], None]
@@ -51,7 +59,8 @@ def indexed_text(doc: Document, chunk: Chunk, header: bool) -> str:
 
 def build_index(paths: list[Path], config: Config, previous: Index | None = None,
                 prune: bool = False, max_bytes: int | None = None,
-                progress: Progress | None = None) -> tuple[Index, IngestReport]:
+                progress: Progress | None = None,
+                cache_dir: Path | None = None) -> tuple[Index, IngestReport]:
     """Ingest `paths` into a new Index, reusing what `previous` already holds."""
     report = IngestReport()
     beir_paths = [p for p in paths if is_beir(p)]
@@ -86,6 +95,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             report.failed.append(err)
             continue
         report.warnings.extend(f"{path}: {w}" for w in warnings)
+        report.quality[doc_id] = check_quality(doc)
         (report.changed if doc_id in documents else report.added).append(doc_id)
         documents[doc_id] = doc
         chunks_by_doc[doc_id] = chunker.chunk(doc)
@@ -131,15 +141,65 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         if progress:
             progress("lsa", 0, 1)
         lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)
+    embeddings = {}
+    for model in config.neural.models:
+        texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
+        embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir, report,
+                                                         progress)
     documents = {k: documents[k] for k in sorted(documents)}
+    quality = {**(previous.extra.get("quality", {}) if previous else {}), **report.quality}
+    quality = {d: quality[d] for d in documents if d in quality}
     extra: dict = {}
-    if previous is not None and previous.extra:
+    if previous is not None and set(previous.extra) - {"quality"}:
         unchanged = not (report.added or report.changed or report.removed) and \
             previous.config.chunk == config.chunk and previous.config.analyze == config.analyze
         if unchanged:
-            extra = dict(previous.extra)
+            extra = {k: v for k, v in previous.extra.items() if k != "quality"}
         else:
             report.warnings.append(
-                f"the index changed, so its trained parts ({', '.join(sorted(previous.extra))}) were "
+                f"the index changed, so its trained parts "
+                f"({', '.join(sorted(set(previous.extra) - {'quality'}))}) were "
                 "dropped: run glassrag rerank-train and glassrag calibrate again")
-    return Index(config, documents, chunks, counts, lsa, extra), report
+    if quality:
+        extra["quality"] = quality
+    return Index(config, documents, chunks, counts, lsa, extra, embeddings), report
+
+
+def retriever_name(model: str) -> str:
+    """The stage name of a neural retriever: the alias, or the model folder's name."""
+    return Path(model).name.lower() if ("/" in model or Path(model).is_dir()) else model.lower()
+
+
+def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
+    from glassrag.dense.neural import SentenceEmbedder
+
+    n = config.neural
+    return SentenceEmbedder(model,
+                            None if n.query_instruction == "auto" else n.query_instruction,
+                            None if n.passage_instruction == "auto" else n.passage_instruction,
+                            n.quantize, n.batch_size)
+
+
+def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path | None,
+                 report: IngestReport, progress: Progress | None) -> Embedded:
+    """Vectors for every chunk text, from the cache where the same model embedded the same
+    text before; the report says how many were embedded and how many reused."""
+    from glassrag.dense.cache import EmbeddingCache, text_key
+
+    embedder = embedder_for(model, config)
+    report.warnings.extend(embedder.warnings())
+    cache = EmbeddingCache(cache_dir, embedder.name)
+    keys = [text_key(embedder.name, t) for t in texts]
+    missing = cache.split(keys)
+    if missing:
+        def step(done: int, total: int, rate: float) -> None:
+            if progress:
+                progress(f"embed {rate:.0f}/s", done, total)
+
+        vectors = embedder.embed_passages([texts[i] for i in missing], step)
+        cache.put([keys[i] for i in missing], vectors)
+        cache.save()
+    report.embedded[retriever_name(model)] = {"embedded": len(missing),
+                                              "from cache": len(keys) - len(missing)}
+    vectors = cache.get(keys) if keys else np.empty((0, 0), dtype=np.float32)
+    return Embedded(retriever_name(model), embedder.params(), vectors.astype(np.float32))

@@ -52,16 +52,19 @@ class Pipeline:
         self.index = index
         self.config = c = config or index.config
         r = c.retrieve
-        unknown = [n for n in r.retrievers + r.observe if n not in RETRIEVERS]
+        available = (*RETRIEVERS, *index.embeddings)
+        unknown = [n for n in r.retrievers + r.observe if n not in available]
         if unknown or not r.retrievers:
             raise ConfigError(f"unknown retriever(s) {unknown or '(none given)'}",
-                              f"choose from: {', '.join(RETRIEVERS)}")
+                              f"this index has: {', '.join(available)} (a neural retriever "
+                              "exists when the index was built with --embedder)")
         self.observed = [n for n in r.observe if n not in r.retrievers]
         if "lsa" in r.retrievers + self.observed and index.lsa is None:
             raise ConfigError("the configuration asks for lsa but this index has no LSA model",
                               "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
         self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b)
         self.dense = ExactCosine(index.lsa.passage_vectors) if index.lsa is not None else None
+        self.neural: dict[str, tuple[Any, Any]] = {}  # name -> (embedder, search), built on first use
         depth = r.depth
         self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
                       else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
@@ -131,7 +134,11 @@ class Pipeline:
         if len(r.retrievers) > 1:
             return "fuse", {**self.fuser.params(), "retrievers": r.retrievers}
         name = r.retrievers[0]
-        return name, self.bm25.params() if name == "bm25" else self.index.lsa.params()
+        if name == "bm25":
+            return name, self.bm25.params()
+        if name == "lsa":
+            return name, self.index.lsa.params()
+        return name, self.index.embeddings[name].params
 
     # retrieval -------------------------------------------------------------------------
 
@@ -157,6 +164,45 @@ class Pipeline:
             notes.append(f"similarity cutoff {self.config.lsa.cutoff} removed {removed} hits")
         params = {**lsa.params(), "cutoff": self.config.lsa.cutoff, "family": "dense"}
         return StageTrace("lsa", "retrieve", params, ("analyze",), self._hits("lsa", idx, scores),
+                          len(self.index.chunks), _ms(t0), tuple(notes))
+
+    def _neural_parts(self, name: str) -> tuple[Any, Any]:
+        if name not in self.neural:
+            from glassrag.dense.neural import SentenceEmbedder
+
+            emb = self.index.embeddings[name]
+            p = emb.params
+            embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
+                                        p["quantize"], p["batch_size"], p.get("max_seq_length"))
+            if self.config.neural.search == "hnsw":
+                from glassrag.dense.ann import HNSWCosine
+
+                search: Any = HNSWCosine(emb.vectors)
+            elif self.config.neural.search == "exact":
+                search = ExactCosine(emb.vectors)
+            else:
+                raise ConfigError(f"unknown neural.search {self.config.neural.search!r}",
+                                  "choose one of: exact, hnsw")
+            self.neural[name] = (embedder, search)
+        return self.neural[name]
+
+    def _neural(self, name: str, query: Query) -> StageTrace:
+        t0 = time.perf_counter()
+        embedder, search = self._neural_parts(name)
+        first = embedder._model is None
+        vector = query.dense_vector(name, lambda: embedder.embed_query(query.question))
+        cutoff = self.config.neural.cutoff
+        idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
+        notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
+                 *embedder.warnings()]
+        if removed:
+            notes.append(f"similarity cutoff {cutoff} removed {removed} hits")
+        if first and embedder.load_ms is not None:
+            notes.append(f"the model was loaded for this first question: {embedder.load_ms:.0f} ms "
+                         "of the time shown (a running server loads it once)")
+        params = {**embedder.params(), "cutoff": cutoff, "search": self.config.neural.search,
+                  "family": "dense"}
+        return StageTrace(name, "retrieve", params, ("analyze",), self._hits(name, idx, scores),
                           len(self.index.chunks), _ms(t0), tuple(notes))
 
     def _hits(self, stage: str, idx: Any, scores: Any) -> tuple[Hit, ...]:
@@ -194,6 +240,8 @@ class Pipeline:
     def run(self, question: str) -> Answer:
         query, analyzed = self.analyze(question)
         stages: dict[str, Callable[[Query], StageTrace]] = {"bm25": self._bm25, "lsa": self._lsa}
+        for name in self.index.embeddings:
+            stages[name] = lambda q, name=name: self._neural(name, q)
         names = self.config.retrieve.retrievers
         everything = names + self.observed
         if len(everything) > 1:

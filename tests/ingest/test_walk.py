@@ -51,6 +51,7 @@ def test_missing_path_is_a_problem_not_a_crash(tmp_path: Path):
 
 
 def test_size_limit_names_the_size(tmp_path: Path):
-    (tmp_path / "big.txt").write_text("word " * 300_000)
-    _, report = build_index([tmp_path], Config(), max_bytes=1_000_000)
+    """Sizes are counted in the unit of --max-mb, 1024 × 1024 bytes."""
+    (tmp_path / "big.txt").write_text("word " * (3 * 1024 * 1024 // 10))
+    _, report = build_index([tmp_path], Config(), max_bytes=1024 * 1024)
     assert report.failed[0].reason == "too large: 1.5 MB, the limit is 1 MB"

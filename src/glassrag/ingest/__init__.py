@@ -1,7 +1,10 @@
 """Ingestion: walk paths, pick a loader by file extension, return Documents and problems.
 
-Loaders are found in one table, `LOADERS`, keyed by extension; formats that need optional
-packages register themselves there when their extra is installed.
+Loaders are found in one table, `LOADERS`, keyed by extension. PDF, PPTX, XLSX and DOCX
+need the optional packages of the `docs` extra; they are always listed, and import their
+package only when a file of their kind is read, so a missing package is reported per file
+(`pip install 'glassrag[docs]'`) and never breaks `import glassrag`. Every document's
+extraction is checked (`glassrag.ingest.quality`); findings come back as warnings.
 """
 
 from __future__ import annotations
@@ -13,10 +16,15 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from glassrag.errors import IngestError, UnknownNameError
+from glassrag.ingest import quality
 from glassrag.ingest.base import Extracted
+from glassrag.ingest.docx import load_docx
 from glassrag.ingest.html import load_html
 from glassrag.ingest.markdown import load_markdown
+from glassrag.ingest.pdf import load_pdf
+from glassrag.ingest.pptx import load_pptx
 from glassrag.ingest.text import load_text
+from glassrag.ingest.xlsx import load_xlsx
 from glassrag.schema import Document
 
 LOADERS: dict[str, Callable[[Path, bytes], Extracted]] = {
@@ -26,9 +34,14 @@ LOADERS: dict[str, Callable[[Path, bytes], Extracted]] = {
     ".markdown": load_markdown,
     ".html": load_html,
     ".htm": load_html,
+    ".pdf": load_pdf,
+    ".pptx": load_pptx,
+    ".xlsx": load_xlsx,
+    ".docx": load_docx,
 }
 
-MAX_BYTES = 100 * 1024 * 1024
+MB = 1024 * 1024  # what --max-mb counts in
+MAX_BYTES = 100 * MB
 
 
 def loader_for(path: Path) -> Callable[[Path, bytes], Extracted]:
@@ -110,7 +123,7 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
         raise IngestError(str(path), "empty file (0 bytes)", "remove it or give it content")
     if size > max_bytes:
         raise IngestError(
-            str(path), f"too large: {size / 1e6:.1f} MB, the limit is {max_bytes / 1e6:.0f} MB",
+            str(path), f"too large: {size / MB:.1f} MB, the limit is {max_bytes / MB:.4g} MB",
             "raise the limit with --max-mb, or split the file")
     try:
         return path.read_bytes()
@@ -120,7 +133,8 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
 
 
 def load_document(path: Path, doc_id: str, data: bytes) -> tuple[Document, tuple[str, ...]]:
-    """Run the file's loader; returns the document and any extraction warnings."""
+    """Run the file's loader and check its extraction; returns the document and any
+    warnings (the loader's, then the quality check's when its verdict is not `ok`)."""
     try:
         extracted = loader_for(path)(path, data)
     except IngestError:
@@ -141,7 +155,9 @@ def load_document(path: Path, doc_id: str, data: bytes) -> tuple[Document, tuple
         metadata=extracted.metadata,
         content_hash=file_hash(data),
     )
-    return doc, extracted.warnings
+    found = quality.check(doc)
+    notes = tuple(f"extraction quality {found['verdict']}: {reason}" for reason in found["reasons"])
+    return doc, extracted.warnings + notes
 
 
 def file_hash(data: bytes) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from glassrag.schema import Section
@@ -61,6 +63,24 @@ class TextBuilder:
     def build(self) -> tuple[str, tuple[Section, ...]]:
         self._close()
         return "".join(self._parts), tuple(self._sections)
+
+
+EXTRA_HINT = "pip install 'glassrag[docs]'"
+
+
+def require_extra(module: str, path: Path, package: str = "") -> ModuleType:
+    """Import an optional package a loader needs, or say which extra installs it.
+
+    Loaders import their packages here, when a file of their kind is read, so that
+    `import glassrag` works without the `docs` extra."""
+    from glassrag.errors import IngestError
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise IngestError(
+            str(path), f"reading {path.suffix.lower() or 'these'} files needs the optional "
+            f"package {package or module}, which is not installed", EXTRA_HINT) from None
 
 
 def decode(path: Path, data: bytes) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.lexical.analyze import Analyzer
@@ -12,6 +14,16 @@ from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
 
 FORMAT_VERSION = 1
+
+
+@dataclass
+class Embedded:
+    """One neural embedder's vectors for every chunk (rows in chunk order) and the
+    parameters that rebuild its query encoder."""
+
+    name: str
+    params: dict[str, Any]
+    vectors: np.ndarray
 
 
 @dataclass
@@ -24,6 +36,7 @@ class Index:
     counts: TermCounts
     lsa: LSA | None
     extra: dict[str, Any] = field(default_factory=dict)
+    embeddings: dict[str, Embedded] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         a = self.config.analyze

@@ -5,6 +5,9 @@
     DIR/gen-<id>/documents.jsonl, chunks.jsonl
     DIR/gen-<id>/lexical/{vocab.json, tf.npz, doc_len.npy}
     DIR/gen-<id>/lsa/{params.json, *.npy}
+    DIR/gen-<id>/neural/<name>/{params.json, vectors.npy}
+    DIR/cache/embeddings/...     the embedding cache (glassrag/dense/cache.py)
+    DIR/runs/<name>.json         runs kept by glassrag eval --save
 
 A write builds a new generation in a temporary folder, renames it into place, then
 swaps CURRENT with os.replace; a crash at any point leaves the previous index readable.
@@ -30,9 +33,10 @@ from glassrag.dense.lsa import LSA
 from glassrag.errors import StoreError
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
-from glassrag.store.base import FORMAT_VERSION, Index
+from glassrag.store.base import FORMAT_VERSION, Embedded, Index
 
 POINTER = "CURRENT"
+OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
 
 
 class EmbeddedStore:
@@ -47,7 +51,8 @@ class EmbeddedStore:
     def write(self, index: Index) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is a file, not an index folder", "choose another --index path")
-        if self.path.is_dir() and not self.exists() and any(self.path.iterdir()):
+        if self.path.is_dir() and not self.exists() and any(
+                p.name not in OWN_FOLDERS for p in self.path.iterdir()):
             raise StoreError(f"{self.path} is not empty and is not a glassrag index",
                              "choose a new or empty folder for --index; nothing was written")
         self.path.mkdir(parents=True, exist_ok=True)
@@ -94,6 +99,11 @@ class EmbeddedStore:
             _write_json(lsa / "params.json", index.lsa.params())
             for key, array in index.lsa.arrays().items():
                 np.save(lsa / f"{key}.npy", array)
+        for name, emb in index.embeddings.items():
+            folder_n = folder / "neural" / name
+            folder_n.mkdir(parents=True)
+            _write_json(folder_n / "params.json", emb.params)
+            np.save(folder_n / "vectors.npy", emb.vectors.astype(np.float32))
         # the manifest is written last: a generation without one is incomplete
         _write_json(folder / "manifest.json", manifest)
 
@@ -152,7 +162,13 @@ class EmbeddedStore:
             params = json.loads((folder / "lsa" / "params.json").read_text(encoding="utf-8"))
             arrays = {p.stem: np.load(p, allow_pickle=False) for p in (folder / "lsa").glob("*.npy")}
             lsa = LSA.from_arrays(params, vocab, arrays)
-        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}))
+        embeddings = {}
+        if (folder / "neural").is_dir():
+            for sub in sorted((folder / "neural").iterdir()):
+                params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
+                embeddings[sub.name] = Embedded(sub.name, params,
+                                                np.load(sub / "vectors.npy", allow_pickle=False))
+        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings)
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -1,0 +1,86 @@
+"""Extraction-quality checks: does a Document's text look like what its file says?
+
+Three symptoms of a bad extraction, each measured on the extracted text alone:
+
+- glued words: the share of words (runs of letters) longer than LONG_WORD letters.
+  A PDF extractor that loses the spaces of a text layer turns whole lines into single
+  "words"; in prose almost no word is that long (see docs/formats.md for the measurement
+  behind the thresholds).
+- pages without text: a page of a PDF whose text layer is empty is, in practice, a scanned
+  image; its content needs OCR before it can be searched.
+- replacement characters (U+FFFD): bytes or glyphs that could not be mapped to characters,
+  typically a font without a Unicode map or a text file read in the wrong encoding.
+
+`check` gives a verdict, `ok`, `warn` or `bad`, with the reason for each finding.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from glassrag.schema import Document
+
+LONG_WORD = 25               # letters; "words" longer than this are counted as glued
+LONG_WORD_MIN = 3            # distinct long words needed: a chemical name repeats, glue does not
+LONG_WORD_WARN = 0.01        # share of words; measured on SciFact in docs/formats.md
+LONG_WORD_BAD = 0.05
+EMPTY_PAGES_BAD = 0.5        # share of pages without text
+REPLACEMENT_BAD = 0.001      # share of characters that are U+FFFD; any at all warns
+EXAMPLES = 3                 # long words quoted in the reasons
+
+WORD = re.compile(r"[^\W\d_]+")
+REPLACEMENT = "\ufffd"
+
+
+def check(document: Document) -> dict[str, Any]:
+    """The extraction-quality findings of one document, JSON-safe:
+
+    {"verdict": "ok" | "warn" | "bad", "reasons": [...], "words": int,
+     "long_word_share": float, "long_words": [...], "pages": int | None,
+     "empty_pages": [page numbers], "replacement_chars": int}
+
+    Long words count when there are at least LONG_WORD_MIN different ones: then `warn`
+    from LONG_WORD_WARN of all words, `bad` from LONG_WORD_BAD. Empty pages: `warn` for
+    any, `bad` from EMPTY_PAGES_BAD of the pages. U+FFFD: `warn` for any, `bad` from
+    REPLACEMENT_BAD of the characters. The verdict is the worst finding, `ok` if none."""
+    text = document.text
+    words = WORD.findall(text)
+    long_words = [w for w in words if len(w) > LONG_WORD]
+    distinct = len(set(w.lower() for w in long_words))
+    share = len(long_words) / len(words) if words else 0.0
+    pages = document.metadata.get("pages")
+    empty = [int(p) for p in document.metadata.get("empty_pages", ())]
+    replaced = text.count(REPLACEMENT)
+
+    bad: list[str] = []
+    warn: list[str] = []
+    if distinct >= LONG_WORD_MIN and share >= LONG_WORD_WARN:
+        examples = ", ".join(repr(w[:40] + ("…" if len(w) > 40 else ""))
+                             for w in long_words[:EXAMPLES])
+        reason = (f"{len(long_words)} of {len(words)} words ({share:.1%}) are longer than "
+                  f"{LONG_WORD} letters, e.g. {examples}: spaces were probably lost in "
+                  "extraction (glued words)")
+        (bad if share >= LONG_WORD_BAD else warn).append(reason)
+    if empty:
+        listed = ", ".join(str(p) for p in empty[:10]) + (" …" if len(empty) > 10 else "")
+        of = f" of {pages}" if pages else ""
+        reason = (f"{len(empty)}{of} page(s) have no text (page {listed}): if they are "
+                  "scanned images, they need OCR before their content can be searched")
+        (bad if pages and len(empty) >= EMPTY_PAGES_BAD * pages else warn).append(reason)
+    if replaced:
+        reason = (f"{replaced} replacement character(s) (U+FFFD): some characters could not "
+                  "be decoded (a font without a Unicode map, or the wrong text encoding)")
+        (bad if replaced >= REPLACEMENT_BAD * max(len(text), 1) else warn).append(reason)
+
+    verdict = "bad" if bad else "warn" if warn else "ok"
+    return {
+        "verdict": verdict,
+        "reasons": bad + warn,
+        "words": len(words),
+        "long_word_share": round(share, 4),
+        "long_words": long_words[:EXAMPLES],
+        "pages": pages,
+        "empty_pages": empty,
+        "replacement_chars": replaced,
+    }

@@ -1,0 +1,75 @@
+"""Tables as text, the same way for sheets, slides and Word tables.
+
+Every row below the header becomes a record of `header: value` lines, so a price or a
+limit is found together with its column name (`Price (EUR): 465`), and a record still
+reads on its own when a chunk holds only part of a table:
+
+    3.1 Batteries                        a row with one filled cell: a caption or a note
+
+    Part number: 740-0040                the first row with two or more filled cells is the
+    Battery: BP-40 battery               header; every later row is a record, one line per
+    Price (EUR): 189                     filled cell, records separated by a blank line
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Mapping, Sequence
+
+
+def column_number(i: int) -> str:
+    return f"column {i + 1}"
+
+
+def one_line(text: str) -> str:
+    """A cell's text on one line: runs of white space (line breaks too) become one space."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class TableText:
+    """Collects a table's rows, one at a time, as caption lines and `header: value` records.
+
+    Rows are given as {column index: cell text}; empty cells may be left out. Rows arrive
+    one by one so that a sheet of 100,000 rows is never held twice.
+    """
+
+    def __init__(self, column_name: Callable[[int], str] = column_number,
+                 header: Mapping[int, str] | None = None) -> None:
+        self.column_name = column_name
+        self.header: dict[int, str] | None = dict(header) if header else None
+        self._header_line = ""
+        self._blocks: list[str] = []
+        self._records = 0
+
+    def add_row(self, cells: Mapping[int, str], header_ok: bool = True) -> None:
+        """Add one row. `header_ok=False` says the row cannot be a header (it holds
+        numbers): without a header so far, it is a record under column names."""
+        filled = {i: one_line(v) for i, v in sorted(cells.items()) if v and v.strip()}
+        if not filled:
+            return
+        if len(filled) == 1:
+            self._blocks.append(cells[next(iter(filled))].strip())  # keeps its line breaks
+            return
+        if self.header is None and header_ok and not self._records:
+            self.header = filled
+            self._header_line = " | ".join(filled.values())
+            self._blocks.append("")  # the header's place, filled only if no record follows
+            return
+        header = self.header or {}
+        self._blocks.append("\n".join(f"{header.get(i) or self.column_name(i)}: {v}"
+                                      for i, v in filled.items()))
+        self._records += 1
+
+    def text(self) -> str:
+        blocks = [b if b else (self._header_line if not self._records else "")
+                  for b in self._blocks]
+        return "\n\n".join(b for b in blocks if b)
+
+
+def render_table(rows: Sequence[Sequence[str]],
+                 column_name: Callable[[int], str] = column_number) -> str:
+    """A whole table (rows of cell texts, "" for an empty cell) as text; see TableText."""
+    table = TableText(column_name)
+    for row in rows:
+        table.add_row(dict(enumerate(row)))
+    return table.text()

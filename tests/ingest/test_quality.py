@@ -1,0 +1,62 @@
+"""Extraction-quality checks: glued words, pages without text, replacement characters."""
+
+import json
+
+import pytest
+
+from glassrag.ingest.quality import check
+from glassrag.schema import Document, Section
+
+GLUED = ["Conductingastudywithaninadequatesamplesize", "orleadtosubstantialscientificprogress",
+         "sporttypesandmalesshowedthelargesteffects"]
+
+
+def doc(text: str, **metadata) -> Document:
+    return Document("d", "D", "d.pdf", "pdf", text, (Section("page 1", 0, len(text)),), metadata)
+
+
+def test_clean_text_is_ok_and_the_result_is_json_safe():
+    found = check(doc("The duty coordinator answers within ten minutes. " * 20, pages=2,
+                      empty_pages=[]))
+    assert found == {"verdict": "ok", "reasons": [], "words": 140, "long_word_share": 0.0,
+                     "long_words": [], "pages": 2, "empty_pages": [], "replacement_chars": 0}
+    assert json.loads(json.dumps(found)) == found
+
+
+def test_a_few_glued_words_warn_and_many_are_bad():
+    words = ["word"] * 197 + GLUED  # 3 of 200 words: 1.5 %
+    found = check(doc(" ".join(words)))
+    assert found["verdict"] == "warn"
+    assert found["long_word_share"] == 3 / 200
+    assert found["reasons"][0].startswith("3 of 200 words (1.5%) are longer than 25 letters")
+    glued = check(doc(" ".join(["word"] * 47 + GLUED)))  # 3 of 50: 6 %
+    assert glued["verdict"] == "bad" and glued["long_word_share"] == 3 / 50
+
+
+def test_one_long_chemical_name_repeated_is_not_glue():
+    text = " ".join(["glycosylphosphatidylinositol anchors the protein"] * 3)
+    found = check(doc(text))
+    assert found["verdict"] == "ok"
+    assert found["long_word_share"] == pytest.approx(3 / 12, abs=1e-4)
+
+
+@pytest.mark.parametrize("empty, verdict", [([], "ok"), ([2], "warn"), ([1, 2], "bad")])
+def test_pages_without_text(empty, verdict):
+    found = check(doc("Some text on the other pages.", pages=4, empty_pages=empty))
+    assert found["verdict"] == verdict
+    assert found["empty_pages"] == empty
+    if empty:
+        assert "need OCR" in found["reasons"][0]
+
+
+def test_replacement_characters():
+    one = check(doc("caf\ufffd au lait " + "plain words " * 200))
+    assert one["verdict"] == "warn" and one["replacement_chars"] == 1
+    many = check(doc("\ufffd\ufffd\ufffd broken text"))
+    assert many["verdict"] == "bad" and many["replacement_chars"] == 3
+
+
+def test_the_worst_finding_decides_and_every_reason_is_listed():
+    found = check(doc(" ".join(["word"] * 47 + GLUED) + " \ufffd", pages=3, empty_pages=[3]))
+    assert found["verdict"] == "bad"
+    assert len(found["reasons"]) == 3
