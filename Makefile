@@ -1,5 +1,5 @@
 # The two commands of the README's quick start:
-#   make demo   sets up .venv, installs glassrag, builds the demo index, asks, evaluates
+#   make demo   sets up .venv, installs glassrag, builds the demo index, asks, evaluates, serves
 #   make test   sets up .venv with the test and neural extras and runs the whole test suite
 PYTHON ?= python3
 VENV := .venv
@@ -10,21 +10,23 @@ FULL := $(VENV)/.test-installed
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(BIN)/python -m pip install --quiet -e ".[docs,web]"
 	touch $(BASE)
 
 # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
 # would pull a CUDA build of several GB
 $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[test,neural]"
+	$(BIN)/python -m pip install --quiet -e ".[test,neural,docs,web]"
 	touch $(FULL)
 
 .PHONY: install demo test bench clean
 install: $(FULL)
 
+# builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
 demo: $(BASE)
 	$(BIN)/glassrag demo
+	$(BIN)/glassrag serve --index .glassrag/demo
 
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest

@@ -145,3 +145,15 @@ def test_questions_of_five_kinds_get_answering_passages(qid, golden, demo_index)
     shown = [answer.passage, *answer.also_found]
     texts = [normalize_space(p.text) for p in shown]
     assert any(normalize_space(a.text) in t for a in q.answers for t in texts), q.question
+
+
+@pytest.mark.parametrize("qid,unit", [("q139", "page "), ("q141", "slide "), ("q142", "slide "),
+                                      ("q143", "sheet "), ("q144", "sheet ")])
+def test_answers_on_pages_slides_and_sheets_are_cited_there(qid, unit, golden, demo_index):
+    """The passage that answers carries its format's locator in the citation."""
+    q = next(q for q in golden if q.id == qid)
+    answer = Pipeline(demo_index).run(q.question)
+    shown = [p for p in [answer.passage, *answer.also_found] if p]
+    cited = [p.citation for p in shown if p.doc_id == q.answers[0].doc]
+    assert cited and cited[0].split(", ")[-1].startswith(unit), (q.question, cited)
+    assert q.answers[0].locator in [p.locator for p in shown]

@@ -51,7 +51,7 @@ class AnalyzeSettings:
 
 @dataclass(frozen=True)
 class LSASettings:
-    dim: int = setting(128, "number of LSA dimensions (SVD rank)", "measurement M5")
+    dim: int = setting(64, "number of LSA dimensions (SVD rank)", "measurement M5")
     power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
                                     "Halko et al. 2011 recommend 1-4 for slowly decaying spectra")
     seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed")

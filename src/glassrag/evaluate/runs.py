@@ -116,6 +116,10 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     unanswerable = [r for r in records if not r["answerable"]]
     labelled = [r for r in answerable if r["visible"] is not None]
     metrics[f"answer_visible@{k}"] = interval("answer_visible", [float(r["visible"]) for r in labelled])
+    located = [r for r in answerable if r["locator_hit"] is not None]
+    metrics[f"locator_hit@{k}"] = interval("hit", [float(r["locator_hit"]) for r in located])
+    for r in located:
+        r.setdefault("metrics", {})[f"locator_hit@{k}"] = float(r["locator_hit"])
     metrics["answer_intact"] = interval("answer_intact", [float(r["intact"]) for r in answerable])
     metrics["declined_unanswerable"] = interval("declined", [float(r["declined"]) for r in unanswerable])
     metrics["declined_answerable"] = interval("declined", [float(r["declined"]) for r in answerable])
@@ -224,6 +228,8 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
     final = kinds[-1] if kinds else None
     ranking = [[h.chunk_id, doc_of(h.chunk_id), round(h.score, 6)] for h in final.hits
                if h.chunk_id not in judgement.excluded] if final else []
+    located = {(a.doc, a.locator) for a in q.answers if a.locator}
+    locator_hit = (any((p.doc_id, p.locator) in located for p in shown) if located else None)
     quote = answer.quote
     packed = next((t for t in answer.trace if t.kind == "budget"), None)
     in_budget = bool(packed and any(h.chunk_id in relevant for h in packed.hits))
@@ -231,7 +237,7 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
                           and quote.chunk_id in relevant and quote_correct(judgement, q, quote.text))
     return {
         "id": q.id, "question": q.question, "kind": q.kind, "split": q.split,
-        "in_budget": in_budget, "reader_correct": reader_correct,
+        "in_budget": in_budget, "reader_correct": reader_correct, "locator_hit": locator_hit,
         "answerable": q.answerable, "declined": answer.declined, "reason": answer.reason,
         "visible": is_visible, "intact": judgement.intact,
         "answer_docs": sorted(answer_docs),

@@ -1,0 +1,249 @@
+"""The analytics page as data, read from the run files in INDEX/runs/ and the index's own
+calibration (extra.gate, extra.reranker): metrics with intervals per run, paired tests
+against the selected run, where answers were lost, which stage found each answer, the
+gate's threshold sweep and the reranker's weights. Every block names the file it came from.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError, GlassragError
+from glassrag.evaluate.compare import compare_runs
+from glassrag.evaluate.diagnose import CAUSES as CAUSE_ORDER
+from glassrag.web import settings
+from glassrag.web.ask import ask_link
+from glassrag.web.catalog import RunFile, Source
+from glassrag.web.glossary import CAUSES, anchor
+from glassrag.web.plots import interval_bar, signed_bars, sweep_plot
+
+_compare_lock = threading.Lock()
+_compared: dict[tuple[str, float, str, float], dict[str, Any]] = {}
+
+
+def metric_term(name: str) -> str:
+    """The glossary term that explains a metric name."""
+    base = name.split("@")[0]
+    return {"hit": "any-hit", "answer_visible": "answer-visible", "source_recall": "source recall",
+            "mrr": "MRR", "ndcg": "nDCG", "declined_unanswerable": "gate", "declined_answerable": "gate",
+            "reader_accuracy": "reader", "reader_declined_unanswerable": "reader",
+            "budget_recall": "budget"}.get(base, "")
+
+
+LOWER_IS_BETTER = ("declined_answerable",)
+
+
+def metric_order(k: int) -> list[str]:
+    return [f"hit@{k}", f"answer_visible@{k}", "mrr@10", "ndcg@10", f"source_recall@{k}", "hit@1",
+            "recall@100", "declined_unanswerable", "declined_answerable", "reader_accuracy", "budget_recall"]
+
+
+def run_json(index: str, name: str) -> str:
+    return f"/runs/{name}.json?index={index}"
+
+
+class AnalyticsView:
+    """The analytics of an index's runs; with `only`, of that one run (the run page)."""
+
+    def __init__(self, source: Source, selected: str | None, only: str | None = None) -> None:
+        self.source = source
+        self.index = source.index()
+        self.available = settings.retrievers(self.index)
+        self.runs = [source.run(only)] if only else source.runs()
+        self.good = [r for r in self.runs if r.data is not None]
+        names = [r.name for r in self.good]
+        if selected and selected not in names:
+            # an unknown name is a 404 with the list; a broken file is shown, not selected
+            self.source.run(selected)
+        self.selected = next((r for r in self.good if r.name == selected), self.good[0] if self.good else None)
+
+    def data(self) -> dict[str, Any]:
+        sel = self.selected
+        return {
+            "index": self.source.name, "generation": self.source.generation,
+            "runs": [self._run_summary(r) for r in self.runs],
+            "selected": sel.name if sel else None,
+            "selected_file": f"runs/{sel.name}.json" if sel else None,
+            "selected_json": run_json(self.source.name, sel.name) if sel else None,
+            "metrics": self._metrics(),
+            "stage_table": self._stage_table(sel) if sel else None,
+            "losses": self._losses(sel) if sel else None,
+            "grid": self._grid(sel) if sel else None,
+            "by_kind": self._by_kind(sel) if sel else None,
+            "gate": self._gate(),
+            "reranker": self._reranker(),
+        }
+
+    # runs ----------------------------------------------------------------------------------
+
+    def _run_config(self, run: RunFile) -> Config | None:
+        try:
+            return Config.from_dict((run.data or {}).get("config", {}), origin=f"runs/{run.name}.json")
+        except ConfigError:
+            return None
+
+    def _run_params(self, run: RunFile) -> dict[str, str]:
+        """The query-string settings that reproduce the run's configuration on this index."""
+        config = self._run_config(run)
+        return settings.changed(config, self.index.config, self.available) if config else {}
+
+    def _run_summary(self, run: RunFile) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": run.name, "file": f"runs/{run.name}.json",
+                               "json": run_json(self.source.name, run.name),
+                               "page": f"/runs/{run.name}?index={self.source.name}", "problem": run.problem}
+        if run.data is None:
+            return out
+        d = run.data
+        out.update({"created": d.get("created"), "golden": d.get("golden", {}), "k": d.get("k"),
+                    "seconds": d.get("seconds"), "ranking_stage": d.get("ranking_stage"),
+                    "settings": self._run_params(run), "glassrag_version": d.get("glassrag_version")})
+        return out
+
+    def _metrics(self) -> dict[str, Any]:
+        if not self.good:
+            return {"names": [], "rows": []}
+        ks = [r.data.get("k", 5) for r in self.good]  # type: ignore[union-attr]
+        names: list[str] = []
+        for k in dict.fromkeys(ks):
+            names += metric_order(k)
+        headline = set(names)
+        for r in self.good:
+            names += list(r.data["metrics"])  # type: ignore[index]
+        names = [n for n in dict.fromkeys(names) if any(n in r.data["metrics"] for r in self.good)]  # type: ignore[index]
+        compared = {r.name: self._compare(self.selected, r) for r in self.good
+                    if self.selected is not None and r.name != self.selected.name}
+        rows = []
+        for name in names:
+            cells = []
+            for r in self.good:
+                cell = dict(r.data["metrics"].get(name) or {})  # type: ignore[index]
+                if cell:
+                    cell["bar"] = interval_bar(cell)
+                test = compared.get(r.name, {}).get(name)
+                if test:
+                    sign = -1 if name in LOWER_IS_BETTER else 1
+                    test = {**test, "verdict": "better" if sign * test["diff"] > 1e-12 else
+                            "worse" if sign * test["diff"] < -1e-12 else "same"}
+                cells.append({"run": r.name, "metric": cell or None, "versus": test})
+            rows.append({"metric": name, "term": metric_term(name), "anchor": anchor(metric_term(name)),
+                         "headline": name in headline, "cells": cells})
+        return {"runs": [r.name for r in self.good], "baseline": self.selected.name if self.selected else None,
+                "names": names, "rows": rows}
+
+    def _compare(self, base: RunFile | None, other: RunFile) -> dict[str, Any]:
+        """compare_runs(base, other) by metric, cached by the two files' modification times."""
+        if base is None:
+            return {}
+        key = (str(base.path), base.path.stat().st_mtime, str(other.path), other.path.stat().st_mtime)
+        with _compare_lock:
+            if key in _compared:
+                return _compared[key]
+        try:
+            result = compare_runs(base.data or {}, other.data or {}, base.name, other.name)
+            rows = {r["metric"]: {k: r[k] for k in ("diff", "p", "p_holm", "test", "improved", "degraded", "n")}
+                    for r in result["rows"]}
+        except GlassragError as e:  # no question in common, another format: shown without tests
+            rows = {"_problem": e.problem}  # type: ignore[dict-item]
+        except (KeyError, TypeError, ValueError) as e:  # a hand-edited file missing a field
+            rows = {"_problem": f"cannot compare: {type(e).__name__} {e}"}  # type: ignore[dict-item]
+        with _compare_lock:
+            _compared[key] = rows
+        return rows
+
+    # the selected run ------------------------------------------------------------------------
+
+    def _link(self, run: RunFile, question: str) -> str:
+        return ask_link(self.source.name, question, run.name, self._run_params(run))
+
+    def _stage_table(self, run: RunFile) -> dict[str, Any]:
+        d = run.data or {}
+        k = d.get("k", 5)
+        names = [f"hit@{k}", "hit@10", "mrr@10", "recall@100", f"source_recall@{k}"]
+        rows = []
+        for stage, metrics in d.get("stages", {}).items():
+            kind = next((q["stages"][stage]["kind"] for q in d.get("questions", [])
+                         if stage in q.get("stages", {})), "")
+            rows.append({"stage": stage, "kind": kind,
+                         "cells": [dict(metrics[n], bar=interval_bar(metrics[n])) if n in metrics else None
+                                   for n in names]})
+        return {"names": names, "terms": [metric_term(n) for n in names], "rows": rows}
+
+    def _losses(self, run: RunFile) -> dict[str, Any]:
+        d = run.data or {}
+        by_id = {q["id"]: q for q in d.get("questions", [])}
+        causes = []
+        for cause in [*CAUSE_ORDER, *[c for c in d.get("losses", {}) if c not in CAUSE_ORDER]]:
+            ids = d.get("losses", {}).get(cause) or []
+            if not ids:
+                continue
+            causes.append({"cause": cause, "text": CAUSES.get(cause, ""), "count": len(ids),
+                           "questions": [{"id": i, "question": by_id.get(i, {}).get("question", ""),
+                                          "kind": by_id.get(i, {}).get("kind", ""),
+                                          "link": self._link(run, by_id.get(i, {}).get("question", ""))}
+                                         for i in ids]})
+        answerable = [q for q in d.get("questions", []) if q.get("answerable")]
+        return {"causes": causes, "answerable": len(answerable),
+                "hits": sum(1 for q in answerable if q.get("cause") is None),
+                "unanswerable": len(d.get("questions", [])) - len(answerable),
+                "declined_right": sum(1 for q in d.get("questions", []) if not q.get("answerable")
+                                      and q.get("cause") is None)}
+
+    def _grid(self, run: RunFile) -> dict[str, Any]:
+        d = run.data or {}
+        k = d.get("k", 5)
+        questions = d.get("questions", [])
+        stages = list(dict.fromkeys(s for q in questions for s in q.get("stages", {})))
+        kinds = {s: next(q["stages"][s]["kind"] for q in questions if s in q.get("stages", {})) for s in stages}
+        order = {c: i for i, c in enumerate(CAUSE_ORDER)}
+        rows, unanswerable = [], []
+        for q in sorted(questions, key=lambda q: (q.get("cause") is None, order.get(q.get("cause"), 99), q["id"])):
+            link = self._link(run, q.get("question", ""))
+            if not q.get("answerable"):
+                unanswerable.append({"id": q["id"], "question": q.get("question", ""), "link": link,
+                                     "declined": q.get("declined"), "cause": q.get("cause"),
+                                     "reason": q.get("reason", "")})
+                continue
+            cells = []
+            for s in stages:
+                st = q.get("stages", {}).get(s)
+                rank = st.get("first_relevant_rank") if st else None
+                level = ("absent" if st is None else "none" if rank is None else
+                         "top" if rank <= k else "near" if rank <= 10 else "deep")
+                cells.append({"stage": s, "rank": rank, "level": level})
+            rows.append({"id": q["id"], "question": q.get("question", ""), "kind": q.get("kind", ""),
+                         "cause": q.get("cause"), "link": link, "cells": cells})
+        return {"k": k, "stages": [{"name": s, "kind": kinds[s]} for s in stages], "rows": rows,
+                "unanswerable": unanswerable}
+
+    def _by_kind(self, run: RunFile) -> dict[str, Any]:
+        d = run.data or {}
+        by_kind = d.get("by_kind", {})
+        names = list(dict.fromkeys(n for v in by_kind.values() for n in v))
+        return {"names": names, "rows": [{"kind": kind, "cells": [dict(v[n], bar=interval_bar(v[n])) if n in v else None
+                                                                   for n in names]}
+                                          for kind, v in by_kind.items()]}
+
+    # the index's calibration -----------------------------------------------------------------
+
+    def _gate(self) -> dict[str, Any] | None:
+        gate = self.index.extra.get("gate")
+        if not gate or not gate.get("sweep"):
+            return None
+        chosen = gate.get("chosen", {})
+        return {"threshold": gate.get("threshold"), "rule": gate.get("rule"), "stage": gate.get("stage"),
+                "chosen": chosen, "n_answerable": gate.get("n_answerable"),
+                "n_unanswerable": gate.get("n_unanswerable"), "golden": gate.get("golden"),
+                "split": gate.get("split"), "points": len(gate["sweep"]),
+                "plot": sweep_plot(gate["sweep"], gate.get("threshold"))}
+
+    def _reranker(self) -> dict[str, Any] | None:
+        model = self.index.extra.get("reranker")
+        if not model or "weights" not in model:
+            return None
+        bars = signed_bars(model["weights"])
+        return {"features": [{"name": n, "weight": w, "bar": b}
+                             for n, w, b in zip(model.get("features", []), model["weights"], bars)],
+                "bias": model.get("bias"), "rows": model.get("rows"), "positives": model.get("positives"),
+                "questions": model.get("questions"), "golden": model.get("golden"), "split": model.get("split")}

@@ -1,0 +1,253 @@
+"""The ask page as data: the answer (excerpt with its answer words marked, citation, score
+and what the score is), what else was found, the reader's quote, the route drawn from the
+trace, BM25's per-term contributions, and, when the question is in the index's golden set,
+its labels and where its answer was lost, now and in a saved run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+from urllib.parse import urlencode
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError
+from glassrag.evaluate.diagnose import loss_cause
+from glassrag.evaluate.golden import Question, normalize_space
+from glassrag.evaluate.relevance import visible
+from glassrag.pipeline import SCORING_KINDS, Pipeline
+from glassrag.schema import Answer, Passage, StageTrace
+from glassrag.web import settings
+from glassrag.web.catalog import Source
+from glassrag.web.glossary import CAUSES
+from glassrag.web.route import Label, layout, short_tag
+
+NOT_A_PROBABILITY = "Not a probability that the answer is right."
+
+
+def ask_link(index: str, question: str, run: str | None = None,
+             chosen: Mapping[str, str] | None = None) -> str:
+    params = {"index": index, "q": question, **({"run": run} if run else {}), **(chosen or {})}
+    return "/ask?" + urlencode(params)
+
+
+def segments(text: str, highlights: Any) -> list[dict[str, Any]]:
+    """The text cut into plain and marked stretches ([start, end) offsets, merged, clipped)."""
+    spans: list[list[int]] = []
+    for a, b in sorted((max(0, int(a)), min(len(text), int(b))) for a, b in highlights):
+        if a >= b:
+            continue
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+    out, at = [], 0
+    for a, b in spans:
+        if a > at:
+            out.append({"text": text[at:a], "mark": False})
+        out.append({"text": text[a:b], "mark": True})
+        at = b
+    if at < len(text):
+        out.append({"text": text[at:], "mark": False})
+    return out
+
+
+def scoring_stage(answer: Answer) -> StageTrace | None:
+    """The stage whose scores the shown passages carry (later stages reorder, not rescore)."""
+    return next((t for t in reversed(answer.trace) if t.kind in SCORING_KINDS), None)
+
+
+def explain_score(stage: StageTrace | None) -> dict[str, str]:
+    """What a passage's score is and what it is not, in one line, with the glossary term."""
+    if stage is None:
+        return {"stage": "", "term": "", "text": "No stage scored these passages."}
+    p = stage.params
+    if stage.kind == "rerank" and p.get("method") == "learned":
+        return {"stage": stage.name, "term": "learned reranker", "text": (
+            "The learned reranker's probability that this passage is relevant (a logistic regression "
+            "fitted on the golden set's train split): a model estimate, not a guarantee that the "
+            "answer is right.")}
+    if stage.kind == "rerank":
+        blend = f", blended with {p.get('blend')} of the first-stage score" if p.get("blend") else ""
+        return {"stage": stage.name, "term": "cross-encoder", "text": (
+            f"The cross-encoder's relevance score ({p.get('model') or 'model'}{blend}): a match strength "
+            f"of that model, comparable within this question. {NOT_A_PROBABILITY}")}
+    if stage.kind == "fuse" and p.get("method") == "rrf":
+        return {"stage": stage.name, "term": "RRF", "text": (
+            f"Reciprocal rank fusion, Σ 1/({p.get('k', 60)} + rank) over the retrievers: it reflects "
+            f"ranks only. {NOT_A_PROBABILITY}")}
+    if stage.kind == "fuse":
+        return {"stage": stage.name, "term": "fusion", "text": (
+            "Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
+            f"question's list): a relative match strength. {NOT_A_PROBABILITY}")}
+    if stage.name == "bm25":
+        return {"stage": stage.name, "term": "BM25", "text": (
+            "BM25 match strength: the sum of each question word's weight in this passage. Unbounded, "
+            f"on this index's scale: compare it within one question, not across questions. {NOT_A_PROBABILITY}")}
+    what = "LSA" if stage.name == "lsa" else stage.name
+    return {"stage": stage.name, "term": "LSA" if stage.name == "lsa" else "dense", "text": (
+        f"Cosine similarity of {what} vectors (−1 to 1): closeness of topic to the question. "
+        f"{NOT_A_PROBABILITY}")}
+
+
+def stage_term(stage: StageTrace) -> str:
+    """The glossary term that explains a stage, or ''."""
+    if stage.kind == "rerank":
+        return "cross-encoder" if stage.params.get("method") == "cross-encoder" else "learned reranker"
+    if stage.kind == "observe":
+        return "observed retriever"
+    if stage.params.get("family") == "dense" and stage.name != "lsa":
+        return "dense"
+    return {"bm25": "BM25", "lsa": "LSA", "fuse": "fusion", "mmr": "MMR", "cap": "cap", "gate": "gate",
+            "budget": "budget", "read": "reader"}.get(stage.name, "")
+
+
+class AskView:
+    """Builds the ask page's data for one index and one request."""
+
+    def __init__(self, source: Source, params: Mapping[str, str]) -> None:
+        self.source = source
+        self.index = source.index()
+        self.available = settings.retrievers(self.index)
+        self.chosen = settings.parse(params, self.available)
+        self.base = self.index.config
+        self.config = settings.apply(self.base, self.chosen, self.available)
+        self.question = (params.get("q") or "").strip()
+        self.run_name = (params.get("run") or "").strip() or None
+
+    def data(self) -> dict[str, Any]:
+        golden = self.source.golden()
+        out: dict[str, Any] = {
+            "index": self.source.name, "question": self.question,
+            "settings": {"changed": settings.changed(self.config, self.base, self.available),
+                         "form": settings.form(self.config, self.base, self.available),
+                         "config": self.config.to_dict()},
+            "examples": _examples(golden.questions) if golden else [],
+            "golden_file": str(golden.path) if golden else None,
+            "answer": None, "run": None, "golden": None,
+        }
+        if self.run_name:
+            out["run"] = self._run()
+        if not self.question:
+            return out
+        pipeline = self.source.pipeline(self.config)
+        answer = pipeline.run(self.question)
+        labelled = golden.find(self.question) if golden else None
+        relevant: set[str] = set()
+        if labelled is not None:
+            out["golden"], relevant = self._golden(labelled, answer)
+        tokens = self.index.analyzer(self.question)
+        explain = self._explain(pipeline, tokens, answer)
+        out["answer"] = answer.to_dict()
+        out["shown"] = [self._passage(p, explain) for p in
+                        ([answer.passage] if answer.passage else []) + list(answer.also_found)]
+        out["score"] = explain_score(scoring_stage(answer))
+        out["route"] = layout(answer, self._label, relevant,
+                              {cid: _terms_line(rows) for cid, rows in explain.items()})
+        out["bm25_terms"] = self._term_table(answer, tokens, explain)
+        out["stages"] = [{"name": t.name, "kind": t.kind, "n_in": t.n_in, "n_out": len(t.hits), "ms": t.ms,
+                          "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t)}
+                         for t in answer.trace]
+        return out
+
+    # parts ---------------------------------------------------------------------------------
+
+    def _label(self, chunk_id: str) -> Label:
+        chunk = self.index.chunk(chunk_id)
+        doc = self.index.documents[chunk.doc_id]
+        citation = f"{doc.title}, {chunk.locator}" if chunk.locator else doc.title
+        return Label(short_tag(doc.id, chunk.locator), citation, doc.id)
+
+    def _passage(self, p: Passage, explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        cut_before = bool(p.excerpt) and p.excerpt_start > 0
+        cut_after = bool(p.excerpt) and p.excerpt_start + len(p.excerpt) < len(p.text)
+        return {"chunk_id": p.chunk_id, "doc_id": p.doc_id, "rank": p.rank, "score": p.score,
+                "citation": p.citation, "title": p.title, "locator": p.locator,
+                "segments": segments(p.shown, p.highlights if p.excerpt else ()),
+                "cut_before": cut_before, "cut_after": cut_after,
+                "bm25": explain.get(p.chunk_id, [])}
+
+    def _explain(self, pipeline: Pipeline, tokens: list[str], answer: Answer) -> dict[str, list[dict[str, Any]]]:
+        """BM25's per-term contributions for the chunks the page names (bm25's top and the shown)."""
+        ran = any(t.name == "bm25" for t in answer.trace)
+        if not ran:
+            return {}
+        bm25 = answer.stage("bm25")
+        wanted = [h.chunk_id for h in bm25.hits[:30]]
+        wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
+        return {cid: pipeline.bm25.explain(tokens, self.index.position[cid]) for cid in dict.fromkeys(wanted)}
+
+    def _term_table(self, answer: Answer, tokens: list[str],
+                    explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        if not explain:
+            return {"terms": [], "rows": []}
+        terms = list(dict.fromkeys(tokens))
+        rows = []
+        for h in answer.stage("bm25").hits[:10]:
+            by_term: dict[str, dict[str, Any]] = {}
+            for r in explain[h.chunk_id]:
+                cell = by_term.setdefault(r["term"], {"contribution": 0.0, "tf": r["tf"], "idf": r["idf"]})
+                cell["contribution"] += r["contribution"]
+            rows.append({"chunk_id": h.chunk_id, "rank": h.rank, "score": h.score, "tag": self._label(h.chunk_id).tag,
+                         "citation": self._label(h.chunk_id).citation,
+                         "cells": [by_term.get(t, {"contribution": 0.0, "tf": 0, "idf": 0.0}) for t in terms],
+                         "total": sum(c["contribution"] for c in by_term.values())})
+        return {"terms": terms, "rows": rows}
+
+    def _golden(self, q: Question, answer: Answer) -> tuple[dict[str, Any], set[str]]:
+        judgement = self.source.judge().judge(q)
+        relevant = judgement.relevant_chunks() - judgement.excluded
+        shown = [] if answer.declined else ([answer.passage] if answer.passage else []) + list(answer.also_found)
+        seen = visible(judgement, q, [p.shown for p in shown]) if q.answerable and shown else False
+        cause = loss_cause(judgement, q.answerable, answer, self.config.answer.k, seen is not False)
+        if q.answerable:
+            verdict = "answer shown" if cause is None else f"answer lost: {cause}"
+        else:
+            verdict = "rightly declined" if cause is None else "answered although unanswerable"
+        return ({"id": q.id, "kind": q.kind, "split": q.split, "answerable": q.answerable,
+                 "answers": [{"doc": a.doc, "locator": a.locator, "text": a.text} for a in q.answers],
+                 "relevant_chunks": sorted(relevant), "cause": cause,
+                 "cause_text": CAUSES.get(cause or "", ""), "verdict": verdict}, relevant)
+
+    def _run(self) -> dict[str, Any]:
+        run = self.source.run(self.run_name or "")
+        out: dict[str, Any] = {"name": run.name, "file": f"runs/{run.name}.json", "problem": run.problem,
+                               "record": None, "same_settings": None, "link": None}
+        if run.data is None:
+            return out
+        wanted = normalize_space(self.question).casefold()
+        record = next((r for r in run.data.get("questions", [])
+                       if normalize_space(r.get("question", "")).casefold() == wanted), None)
+        if record is not None:
+            out["record"] = {"id": record["id"], "cause": record.get("cause"), "declined": record.get("declined"),
+                             "cause_text": CAUSES.get(record.get("cause") or "", ""),
+                             "ranks": {s: v.get("first_relevant_rank") for s, v in record.get("stages", {}).items()}}
+        try:
+            run_config = Config.from_dict(run.data.get("config", {}), origin=out["file"])
+        except ConfigError:
+            return out
+        wanted_params = settings.changed(run_config, self.base, self.available)
+        out["same_settings"] = settings.flat(run_config, self.available) == settings.flat(self.config, self.available)
+        out["link"] = ask_link(self.source.name, self.question, run.name, wanted_params)
+        return out
+
+
+def _examples(questions: tuple[Question, ...]) -> list[dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for q in sorted(questions, key=lambda q: (not q.answerable, q.kind, q.id)):
+        name = "unanswerable: the gate should decline" if not q.answerable else (q.kind or "other")
+        groups.setdefault(name, []).append({"id": q.id, "question": q.question, "answerable": q.answerable,
+                                            "split": q.split})
+    return [{"group": g, "questions": qs} for g, qs in groups.items()]
+
+
+def _terms_line(rows: list[dict[str, Any]]) -> str:
+    parts = [f"{r['term']} {r['contribution']:.3g}" for r in rows if r["contribution"]]
+    return " + ".join(parts) + f" = {sum(r['contribution'] for r in rows):.4g}" if parts else "no question word"
+
+
+def _params(params: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in params.items():
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        parts.append(f"{key}={text if len(text) <= 48 else text[:47] + '…'}")
+    return "  ".join(parts)

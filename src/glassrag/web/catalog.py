@@ -1,0 +1,240 @@
+"""The indexes a server shows, and everything read from their folders: the index itself
+(re-read when a new generation goes live), pipelines per configuration, saved run files
+and the golden questions that go with the index.
+
+A request never builds a path: run files are found by name in a listing of
+`INDEX/runs/*.json`, documents by id in the index, indexes by name in the catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glassrag.config import Config
+from glassrag.errors import GlassragError, GoldenError, StoreError
+from glassrag.evaluate.golden import Question, load_golden, normalize_space
+from glassrag.evaluate.relevance import Judge
+from glassrag.pipeline import Pipeline
+from glassrag.store import EmbeddedStore, Index
+
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+PIPELINES_KEPT = 8  # a pipeline costs ~0.1 s to build on the demo; settings pages revisit a few
+
+
+class NotFound(GlassragError):
+    """A page asked for an index, document or run that does not exist."""
+
+    status = 404
+
+
+class BadRequest(GlassragError):
+    """A parameter is malformed or out of range."""
+
+    status = 400
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A saved run: its name (file stem), its file, and its content or why it is unreadable."""
+
+    name: str
+    path: Path
+    data: dict[str, Any] | None
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class Golden:
+    """The golden set that labels an index's questions, and its questions by id and by text."""
+
+    path: Path
+    questions: tuple[Question, ...]
+
+    def find(self, question: str) -> Question | None:
+        wanted = normalize_space(question).casefold()
+        return next((q for q in self.questions if normalize_space(q.question).casefold() == wanted), None)
+
+
+class Source:
+    """One index folder, read lazily and re-read when its live generation changes."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name = name
+        self.path = path
+        self.store = EmbeddedStore(path)
+        self._lock = threading.Lock()
+        self._index: Index | None = None
+        self._generation: str | None = None
+        self._pipelines: OrderedDict[str, Pipeline] = OrderedDict()
+        self._runs: dict[str, tuple[float, RunFile]] = {}
+        self._golden: tuple[str | None, Golden | None] | None = None
+        self._judge: Judge | None = None
+
+    # the index -------------------------------------------------------------------------
+
+    @property
+    def generation(self) -> str:
+        pointer = self.path / "CURRENT"
+        try:
+            return pointer.read_text(encoding="utf-8").strip()
+        except OSError:
+            raise StoreError(f"{self.path} is no longer a glassrag index (no CURRENT file)",
+                             f"rebuild it: glassrag ingest PATH --index {self.path}") from None
+
+    def index(self) -> Index:
+        generation = self.generation
+        with self._lock:
+            if self._index is None or generation != self._generation:
+                self._index = self.store.read()
+                self._generation = generation
+                self._pipelines.clear()
+                self._golden = None
+                self._judge = None
+            return self._index
+
+    def pipeline(self, config: Config) -> Pipeline:
+        index = self.index()
+        key = json.dumps(config.to_dict(), sort_keys=True, default=str)
+        with self._lock:
+            if key in self._pipelines:
+                self._pipelines.move_to_end(key)
+                return self._pipelines[key]
+        built = Pipeline(index, config)
+        with self._lock:
+            self._pipelines[key] = built
+            while len(self._pipelines) > PIPELINES_KEPT:
+                self._pipelines.popitem(last=False)
+        return built
+
+    def judge(self) -> Judge:
+        index = self.index()
+        with self._lock:
+            if self._judge is None:
+                self._judge = Judge(index.chunks)
+            return self._judge
+
+    # run files -------------------------------------------------------------------------
+
+    def run_names(self) -> list[str]:
+        folder = self.path / "runs"
+        if not folder.is_dir():
+            return []
+        inside = folder.resolve()
+        return sorted(p.stem for p in folder.glob("*.json")
+                      if p.is_file() and RUN_NAME.match(p.stem) and _inside(p, inside))
+
+    def run(self, name: str) -> RunFile:
+        """The run file `INDEX/runs/NAME.json`, NAME looked up in the folder's listing."""
+        names = self.run_names()
+        if name not in names:
+            listed = ", ".join(names) or "none yet"
+            raise NotFound(f"index {self.name!r} has no run named {name!r}",
+                           f"runs of this index: {listed}; save one with "
+                           f"glassrag eval --index {self.path} --golden FILE --save NAME")
+        path = self.path / "runs" / f"{name}.json"
+        mtime = path.stat().st_mtime
+        cached = self._runs.get(name)
+        if cached and cached[0] == mtime:
+            return cached[1]
+        run = _read_run(name, path)
+        self._runs[name] = (mtime, run)
+        return run
+
+    def runs(self) -> list[RunFile]:
+        return [self.run(n) for n in self.run_names()]
+
+    # golden questions --------------------------------------------------------------------
+
+    def golden(self) -> Golden | None:
+        """The golden set named by the index's calibration, training or runs (the demo's for
+        the demo index); None when none of them can be read."""
+        index = self.index()
+        with self._lock:
+            if self._golden is not None:
+                return self._golden[1]
+        found: Golden | None = None
+        for candidate in self._golden_candidates(index):
+            try:
+                questions = load_golden(candidate)
+            except (GoldenError, OSError):
+                continue
+            found = Golden(candidate, tuple(questions))
+            break
+        with self._lock:
+            self._golden = (str(found.path) if found else None, found)
+        return found
+
+    def _golden_candidates(self, index: Index) -> list[Path]:
+        named = [index.extra.get(key, {}).get("golden") for key in ("gate", "reranker")]
+        for run in self.runs():
+            if run.data:
+                named.append(run.data.get("golden", {}).get("path"))
+        paths = [Path(p) for p in named if isinstance(p, str) and p]
+        from glassrag.demo import demo_docs, demo_golden
+
+        demo = demo_docs().resolve()
+        if any(_inside(Path(d.source), demo) for d in index.documents.values()):
+            paths.append(demo_golden())
+        return [p for p in dict.fromkeys(paths) if p.is_file()]
+
+
+class Catalog:
+    """The indexes given to `glassrag serve`, by name (the folder's name, made unique)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        if not paths:
+            raise StoreError("no index given", "name one: glassrag serve --index DIR")
+        self.sources: dict[str, Source] = {}
+        for path in paths:
+            path = Path(path)
+            if not EmbeddedStore(path).exists():
+                raise StoreError(f"{path} is not a glassrag index (no CURRENT file)",
+                                 f"build one there: glassrag ingest PATH --index {path}")
+            base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name) or "index"
+            name, n = base, 1
+            while name in self.sources:
+                n += 1
+                name = f"{base}-{n}"
+            self.sources[name] = Source(name, path)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.sources)
+
+    def get(self, name: str | None) -> Source:
+        if not name:
+            return next(iter(self.sources.values()))
+        if name not in self.sources:
+            raise NotFound(f"no index named {name!r}", f"indexes served: {', '.join(self.sources)}")
+        return self.sources[name]
+
+
+def _read_run(name: str, path: Path) -> RunFile:
+    from glassrag.evaluate.compare import RunFileError, check_run
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        return RunFile(name, path, None, f"unreadable: {e}")
+    except json.JSONDecodeError as e:
+        return RunFile(name, path, None, f"not JSON ({e.msg} at line {e.lineno})")
+    if not isinstance(data, dict):
+        return RunFile(name, path, None, "not a glassrag run file (not a JSON object)")
+    try:
+        check_run(data, f"runs/{name}.json")
+    except RunFileError as e:
+        return RunFile(name, path, None, e.problem)
+    return RunFile(name, path, data)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder)
+    except OSError:
+        return False

@@ -1,0 +1,348 @@
+"""The web app: `create_app(indexes)` builds it, `serve(indexes, host, port)` runs it.
+
+Every page is server-rendered HTML with a JSON twin (the same path with `.json`) that
+holds exactly the data the page draws. Security: binds 127.0.0.1 unless told otherwise;
+answers only to loopback host names then (a DNS-rebinding guard); a Content-Security-Policy
+that allows nothing but the app's own origin and no inline script or style; every text
+escaped by the templates; files are reached only through names looked up in listings.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import math
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from glassrag import __version__
+from glassrag.errors import ConfigError, GlassragError, QueryError, StoreError
+from glassrag.web.analytics import AnalyticsView
+from glassrag.web.ask import AskView
+from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
+from glassrag.web.documents import document_view, documents_view
+from glassrag.web.glossary import anchor, entries
+
+HERE = Path(__file__).parent
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+MAX_QUERY_BYTES = 16 * 1024  # a 4,000-character question, percent-encoded, fits
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+log = logging.getLogger("glassrag.web")
+
+
+# security and limits, for every response (static files and errors included) ------------------
+
+class Guard:
+    """ASGI middleware: refuses foreign Host headers and oversized query strings, and adds
+    the security headers to every response."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str] | None) -> None:
+        self.app = app
+        self.allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        problem = self._problem(scope)
+        if problem is not None:
+            status, text = problem
+            response = Response(text + "\n", status_code=status, media_type="text/plain; charset=utf-8")
+            await response(scope, receive, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    def _problem(self, scope: Scope) -> tuple[int, str] | None:
+        if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
+            return 414, (f"the query string is {len(scope['query_string']):,} bytes; the limit is "
+                         f"{MAX_QUERY_BYTES:,}. Ask a shorter question (at most 4,000 characters).")
+        if self.allowed is not None:
+            host = host_name(dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1"))
+            if host not in self.allowed:
+                return 421, (f"this glassrag server answers to {', '.join(sorted(self.allowed))} only, "
+                             f"not {host or '(no Host header)'!r}; open it as http://127.0.0.1:PORT/")
+        return None
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header without its port: `[::1]:8765` → `::1`."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+# rendering -------------------------------------------------------------------------------------
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null (they are not JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    body = json.dumps(_clean(data), ensure_ascii=False, indent=1, default=str)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html", "svg"]),
+                      trim_blocks=True, lstrip_blocks=True)
+
+    def term(name: str, text: str | None = None) -> Markup:
+        return Markup('<a class="term" href="/glossary#{}">{}</a>').format(anchor(name), text or name)
+
+    def num(value: Any, digits: int = 3) -> str:
+        if value is None:
+            return "—"
+        if isinstance(value, float):
+            return f"{value:.{digits}f}" if abs(value) < 1e4 else f"{value:.4g}"
+        return str(value)
+
+    def sig(value: Any, digits: int = 4) -> str:
+        return "—" if value is None else f"{value:.{digits}g}"
+
+    env.globals.update(term=term, num=num, sig=sig, version=__version__, urlencode=urlencode)
+    env.filters["basename"] = lambda path: Path(str(path or "")).name
+    return env
+
+
+class Pages:
+    """The route handlers; each builds a view's data and renders it as HTML or JSON."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.env = _environment()
+
+    def html(self, template: str, data: dict[str, Any], request: Request, page: str, twin: str,
+             status: int = 200) -> HTMLResponse:
+        names = self.catalog.names
+        current = data.get("index") or names[0]
+        context = {**data, "data": data, "page": page, "twin": twin, "indexes": names, "current": current,
+                   "here": str(request.url.path), "query": dict(request.query_params)}
+        return HTMLResponse(self.env.get_template(template).render(context), status_code=status)
+
+    def source(self, request: Request) -> Source:
+        return self.catalog.get(request.query_params.get("index"))
+
+    # pages ---------------------------------------------------------------------------------
+
+    def ask(self, request: Request, as_json: bool) -> Response:
+        params = dict(request.query_params)
+        data = AskView(self.source(request), params).data()
+        if as_json:
+            return json_response(data)
+        return self.html("ask.html", data, request, "ask", "/ask.json?" + urlencode(params))
+
+    def analytics(self, request: Request, as_json: bool) -> Response:
+        source = self.source(request)
+        data = AnalyticsView(source, request.query_params.get("run")).data()
+        if as_json:
+            return json_response(data)
+        return self.html("analytics.html", data, request, "analytics",
+                         "/analytics.json?" + urlencode(dict(request.query_params)))
+
+    def run(self, request: Request, as_json: bool) -> Response:
+        source = self.source(request)
+        name = request.path_params["name"]
+        if as_json:
+            run = source.run(name)  # the file itself, byte for byte: what every number came from
+            return Response(run.path.read_bytes(), media_type="application/json")
+        data = {**AnalyticsView(source, name, only=name).data(), "single": True, "run_name": name}
+        return self.html("analytics.html", data, request, "analytics", f"/runs/{name}.json?index={source.name}")
+
+    def documents(self, request: Request, as_json: bool) -> Response:
+        source = self.source(request)
+        data = documents_view(source.index(), source.name)
+        if as_json:
+            return json_response(data)
+        return self.html("documents.html", data, request, "documents", f"/documents.json?index={source.name}")
+
+    def document(self, request: Request, as_json: bool) -> Response:
+        source = self.source(request)
+        doc_id = request.path_params["doc_id"]
+        data = document_view(source.index(), source.name, doc_id)
+        if as_json:
+            return json_response(data)
+        twin = f"/documents/{doc_id}.json?" + urlencode({"index": source.name})
+        return self.html("document.html", data, request, "documents", twin)
+
+    def glossary(self, request: Request, as_json: bool) -> Response:
+        data = {"index": self.source(request).name, "terms": entries()}
+        if as_json:
+            return json_response(data)
+        return self.html("glossary.html", data, request, "glossary", "/glossary.json")
+
+    def extra(self, request: Request, as_json: bool) -> Response:
+        source = self.source(request)
+        return json_response({"index": source.name, "generation": source.generation,
+                              "extra": source.index().extra})
+
+
+Handler = Callable[[Request, bool], Response]
+
+
+def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: bool = False,
+              suffix_from: str | None = None) -> Callable[[Request], Awaitable[Response]]:
+    """Wraps a handler: checks the query parameters, runs it in a worker thread (the pipeline
+    is CPU work), and turns errors into a 4xx page or JSON with the problem and the hint."""
+
+    async def endpoint(request: Request) -> Response:
+        as_json = request.url.path.endswith(".json")
+        if suffix_from and as_json:  # /runs/NAME.json, /documents/ID.json: the name without .json
+            request.path_params[suffix_from] = request.path_params[suffix_from][: -len(".json")]
+        try:
+            _check_params(request, allowed, settings_too)
+            return await run_in_threadpool(handler, request, as_json)
+        except GlassragError as e:
+            return pages_error(pages, request, as_json, _status(e), e.problem, e.hint)
+        except Exception:  # a bug: logged with its traceback, the page shows no internals
+            log.exception("error while serving %s", request.url.path)
+            return pages_error(pages, request, as_json, 500, "internal error while building this page",
+                               "the server's log has the details")
+
+    return endpoint
+
+
+def _status(e: GlassragError) -> int:
+    if isinstance(e, (NotFound, BadRequest)):
+        return e.status
+    if isinstance(e, (ConfigError, QueryError)):
+        return 400
+    if isinstance(e, StoreError):
+        return 503
+    return 400
+
+
+def _check_params(request: Request, allowed: set[str], settings_too: bool) -> None:
+    seen: set[str] = set()
+    for key, _ in request.query_params.multi_items():
+        if key in seen:
+            raise BadRequest(f"parameter {key!r} is given twice", "give each parameter once")
+        seen.add(key)
+        if key not in allowed and not (settings_too and "." in key):
+            raise BadRequest(f"unknown parameter {key[:60]!r}", f"this page takes: {', '.join(sorted(allowed))}"
+                             + (" and settings such as bm25.k1" if settings_too else ""))
+
+
+def pages_error(pages: Pages, request: Request, as_json: bool, status: int, problem: str,
+                hint: str = "") -> Response:
+    if as_json:
+        return json_response({"error": problem, "hint": hint, "status": status}, status)
+    data = {"status": status, "problem": problem, "hint": hint, "index": None}
+    return pages.html("error.html", data, request, "error", "", status=status)
+
+
+def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES) -> Starlette:
+    """The app over these index folders (StoreError when one is not an index).
+
+    `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
+    to another address on purpose)."""
+    pages = Pages(Catalog([Path(p) for p in indexes]))
+
+    def both(path: str, handler: Handler, allowed: set[str], settings_too: bool = False) -> list[Route]:
+        endpoint = _endpoint(pages, handler, allowed, settings_too)
+        return [Route(path, endpoint), Route(path + ".json", endpoint)]
+
+    async def home(request: Request) -> Response:
+        query = urlencode({k: v for k, v in request.query_params.items() if k == "index"})
+        return RedirectResponse("/ask" + (f"?{query}" if query else ""), status_code=302)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        as_json = request.url.path.endswith(".json")
+        status = getattr(exc, "status_code", 404)
+        problem = f"no page at {request.url.path}" if status == 404 else f"{request.method} is not allowed here"
+        return pages_error(pages, request, as_json, status, problem,
+                           "the pages are /ask, /analytics, /documents and /glossary (each also as .json)")
+
+    routes = [
+        Route("/", home),
+        *both("/ask", pages.ask, {"index", "q", "run"}, settings_too=True),
+        *both("/analytics", pages.analytics, {"index", "run"}),
+        Route("/runs/{name}", _endpoint(pages, pages.run, {"index"}, suffix_from="name")),
+        *both("/documents", pages.documents, {"index"}),
+        Route("/documents/{doc_id:path}", _endpoint(pages, pages.document, {"index"}, suffix_from="doc_id")),
+        *both("/glossary", pages.glossary, {"index"}),
+        Route("/extra.json", _endpoint(pages, pages.extra, {"index"})),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    app.add_middleware(Guard, allowed_hosts=allowed_hosts)  # type: ignore[arg-type]
+    app.state.catalog = pages.catalog
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_port(host: str, port: int) -> None:
+    """ConfigError with advice when the address cannot be bound (port in use, no such address)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            raise ConfigError(f"cannot listen on {host}:{port} ({e.strerror})",
+                              "choose another port with --port, or stop what is using it") from None
+
+
+def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765) -> int:
+    """Runs the app until interrupted; prints its URL. Another host than loopback is
+    allowed, with a loud warning: the pages show every indexed document to anyone who
+    can reach the address."""
+    import uvicorn
+
+    local = is_loopback(host)
+    app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None)
+    check_port(host, port)
+    if not local:
+        bar = "!" * 78
+        print(f"{bar}\nWARNING: glassrag serve is listening on {host}, not on this machine only.\n"
+              f"Anyone who can reach {host}:{port} can read every indexed document and ask questions.\n"
+              f"There is no login. Use the default --host 127.0.0.1 unless you mean this.\n{bar}",
+              file=sys.stderr, flush=True)
+    shown = f"[{host}]" if ":" in host else host
+    names = ", ".join(app.state.catalog.names)
+    print(f"glassrag serve: http://{shown}:{port}/  (index: {names}; Ctrl-C stops it)", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    return 0
