@@ -192,7 +192,10 @@ class Pipeline:
         first = embedder._model is None
         vector = query.dense_vector(name, lambda: embedder.embed_query(query.question))
         cutoff = self.config.neural.cutoff
-        idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
+        from glassrag.dense.neural import one_blas_thread
+
+        with one_blas_thread():
+            idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
         notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
                  *embedder.warnings()]
         if removed:

@@ -10,6 +10,7 @@ on the fly): faster on CPU at a small, measured cost in accuracy (bench/scifact_
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -64,6 +65,24 @@ def _model_name(folder: Path) -> str:
         if name:
             return str(name).rsplit("/", 1)[-1]
     return folder.name
+
+
+_CONTROLLER: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread. Next to torch, OpenBLAS's idle threads
+    spin for a while after each call and take the cores torch's own threads need: a
+    query's cosine search (0.2 ms) made the next query's encoding 2.5× slower. Measured
+    in bench/scifact_neural.py; a no-op without threadpoolctl."""
+    global _CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return contextlib.nullcontext()
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 class SentenceEmbedder:
