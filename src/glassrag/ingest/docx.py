@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from glassrag.ingest.base import Extracted, TextBuilder, require_extra
+from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
 from glassrag.ingest.sniff import expect_ooxml
 from glassrag.ingest.tables import one_line, render_table
 
@@ -52,12 +52,7 @@ def load_docx(path: Path, data: bytes) -> Extracted:
         builder.add(heading)
     text, sections = builder.build()
     props = document.core_properties
-    metadata: dict[str, Any] = {}
-    when = props.modified or props.created
-    if when is not None:
-        metadata["date"] = when.date().isoformat()
-    if props.author:
-        metadata["author"] = props.author
+    metadata = office_metadata(props)
     return Extracted(title=(props.title or "").strip() or first_heading or path.stem,
                      text=text, sections=sections, format="docx", metadata=metadata)
 

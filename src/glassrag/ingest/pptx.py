@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 from typing import Any, Iterator
 
-from glassrag.ingest.base import Extracted, TextBuilder, require_extra
+from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
 from glassrag.ingest.sniff import expect_ooxml
 from glassrag.ingest.tables import one_line, render_table
 
@@ -45,12 +45,7 @@ def load_pptx(path: Path, data: bytes, include_notes: bool = INCLUDE_NOTES) -> E
                 builder.add(f"{NOTES_LABEL}\n{notes}")
     text, sections = builder.build()
     props = prs.core_properties
-    metadata: dict[str, Any] = {"slides": len(prs.slides)}
-    when = props.modified or props.created
-    if when is not None:
-        metadata["date"] = when.date().isoformat()
-    if props.author:
-        metadata["author"] = props.author
+    metadata = {"slides": len(prs.slides), **office_metadata(props)}
     return Extracted(title=(props.title or "").strip() or first_title or path.stem,
                      text=text, sections=sections, format="pptx", metadata=metadata)
 

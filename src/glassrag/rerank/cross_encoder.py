@@ -12,8 +12,6 @@ The model loads lazily from a local folder or an installed package's folder, wit
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import numpy as np
 
 from glassrag.errors import ConfigError
 from glassrag.fuse.normalize import min_max
+from glassrag.models import installed_model_folder, load
 from glassrag.query import Query
 from glassrag.schema import Hit
 
@@ -32,11 +31,9 @@ def resolve_model_path(model: str) -> Path:
                           "set [rerank] model to a local folder with a sentence-transformers "
                           "CrossEncoder (config.json, weights, tokenizer)")
     path = Path(model).expanduser()
-    if path.is_dir():
-        return path
-    spec = importlib.util.find_spec(model.replace("-", "_")) if "/" not in model else None
-    if spec is not None and spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations)))
+    folder = path if path.is_dir() else installed_model_folder(model)
+    if folder is not None:
+        return folder
     raise ConfigError(
         f"cross-encoder model {model!r} is neither a folder nor an installed package",
         "point [rerank] model at a local folder holding the model (glassrag never downloads "
@@ -65,19 +62,9 @@ class CrossEncoderReranker:
 
     def load(self) -> Any:
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:
-                from sentence_transformers import CrossEncoder
-            except ImportError:
-                raise ConfigError("the cross-encoder needs sentence-transformers",
-                                  "pip install 'glassrag[neural]'") from None
-            try:
-                self._model = CrossEncoder(str(self.path), device="cpu", local_files_only=True)
-            except Exception as err:  # the library's own error: say which folder and why
-                raise ConfigError(f"cannot load a cross-encoder from {self.path}: {err}",
-                                  "the folder needs config.json, the weights and the tokenizer "
-                                  "files of a sentence-transformers CrossEncoder") from None
+            self._model = load("CrossEncoder", self.path, "a cross-encoder",
+                               "the folder needs config.json, the weights and the tokenizer files "
+                               "of a sentence-transformers CrossEncoder")
         return self._model
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
