@@ -130,11 +130,12 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
 
     chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
+    texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
     tokens = []
-    for n, c in enumerate(chunks, 1):
+    for n, text in enumerate(texts, 1):
         if progress and n % 500 == 0:
-            progress("analyse", n, len(chunks))
-        tokens.append(analyzer(indexed_text(documents[c.doc_id], c, config.chunk.context_header)))
+            progress("analyse", n, len(texts))
+        tokens.append(analyzer(text))
     counts = TermCounts.build(tokens)
     lsa = None
     if "lsa" in config.retrieve.retrievers + config.retrieve.observe and chunks:
@@ -143,7 +144,6 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)
     embeddings = {}
     for model in config.neural.models:
-        texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
         embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir, report,
                                                          progress)
     documents = {k: documents[k] for k in sorted(documents)}

@@ -76,7 +76,7 @@ class Pipeline:
         words = {ch.id: len(ch.text.split()) for ch in index.chunks}
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
-        if c.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
+        if index.config.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
                 and index.config.chunk.chunker != "document":
             raise ConfigError(
                 f"a context budget of {c.answer.budget_words} words holds no whole chunk: this "

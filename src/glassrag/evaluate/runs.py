@@ -76,6 +76,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     stages: dict[str, dict[str, Any]] = {}
     per_question: dict[str, dict[str, dict[str, float]]] = {}
     kinds_of = {t: r["stages"][t]["kind"] for r in records for t in r["stages"]}
+    by_q = {r["id"]: r for r in records}
     for stage in stage_order:
         # the answer stage holds only k passages: measure it only to depth k
         stage_names = names if kinds_of[stage] != "select" else [
@@ -83,7 +84,6 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         values = evaluate_run(ranked.get(stage, {}), qrels, stage_names)
         per_question[stage] = values
         stages[stage] = {name: interval(name, list(v.values())) for name, v in values.items()}
-        by_q = {r["id"]: r for r in records}
         src = [by_q[qid]["stages"][stage]["source_recall"] for qid in qrels
                if stage in by_q[qid]["stages"]]
         stages[stage][f"source_recall@{k}"] = interval("source_recall", src)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
 
-def also_found_order(items: Sequence[T], doc_of: "callable[[T], str]", first_doc: str) -> list[T]:
+def also_found_order(items: Sequence[T], doc_of: Callable[[T], str], first_doc: str) -> list[T]:
     """One passage from each further document first (in rank order), then the rest in rank order."""
     seen = {first_doc}
     firsts, rest = [], []
