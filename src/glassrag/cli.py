@@ -205,22 +205,51 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from glassrag.evaluate.tune import calibrate_index
 
     store, index, config, questions = _train_questions(args)
-    args.rule = args.rule or config.gate.rule
+    rule = args.rule or config.gate.rule
     with _progress("calibrating") as bar:
         task = bar.add_task("calibrate", total=None)
-        gate, reader = calibrate_index(index, config, questions, args.rule, str(args.golden),
-                                       progress=lambda n, t: bar.update(task, completed=n, total=t))
+        gate, reader = calibrate_index(index, config, questions, rule, str(args.golden),
+                                       progress=lambda n, t: bar.update(task, completed=n, total=t),
+                                       cost=args.cost)
     index.extra["gate"] = gate
     index.extra["reader"] = reader
     store.write(index)
-    c = gate["chosen"]
-    out.print(f"gate on {gate['stage']} scores, rule {gate['rule']}: threshold {gate['threshold']:.4g} "
-              f"keeps {c['answerable_kept']:.1%} of {gate['n_answerable']} answerable and declines "
-              f"{c['unanswerable_declined']:.1%} of {gate['n_unanswerable']} unanswerable train questions "
-              f"({len(gate['sweep'])} thresholds swept, saved with the index)")
+    print_calibration(gate)
     out.print(f"reader: coverage threshold {reader['threshold']:.3g}, train accuracy {reader['accuracy']:.1%} "
               f"over {reader['questions']} questions")
     return 0
+
+
+def print_calibration(gate: dict[str, Any]) -> None:
+    """The signal table, the score chosen and what its threshold does on the train split."""
+    from glassrag.gate.score import score_name
+
+    table = Table(title=f"gate signals on the train split ({gate['n_answerable']} answerable questions "
+                        f"whose answer is in the top k, {gate['n_unanswerable']} unanswerable): "
+                        "AUROC, 95% bootstrap interval; kept, declined and cost at the threshold the rule picks")
+    for col in ("signal", "AUROC", "interval", "kept", "declined", "cost", ""):
+        table.add_column(col)
+    chosen = score_name(gate["score"])
+    for r in gate["signals"]:
+        name = "combined (logistic regression, out of fold)" if r["signal"] == "combined" else r["signal"]
+        mark = "← the gate's score" if (r["signal"] == chosen or
+                                        (r["signal"] == "combined" and gate["score"]["kind"] == "combined")) else ""
+        table.add_row(name, f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]", f"{r['kept']:.2f}",
+                      f"{r['declined']:.2f}", f"{r['objective']:.3f}", mark)
+    out.print(table)
+    a = gate["auroc"]
+    if not gate["separable"]:
+        out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
+                  "cannot tell answerable from unanswerable questions on this corpus: the interval "
+                  "reaches 0.5, so the gate will decline nothing but questions that match no passage",
+                  markup=False)
+        return
+    c = gate["chosen"]
+    rule = f"rule cost (c = {gate['cost']:g})" if gate["rule"] == "cost" else f"rule {gate['rule']}"
+    out.print(f"gate on {chosen}, {rule}: threshold {gate['threshold']:.4g} keeps "
+              f"{c['answerable_kept']:.1%} of the found answers and declines "
+              f"{c['unanswerable_declined']:.1%} of unanswerable train questions ({len(gate['sweep'])} thresholds swept, saved with the index)",
+              markup=False)
 
 
 # serve -------------------------------------------------------------------------------------
@@ -468,7 +497,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cmd_rerank_train(argparse.Namespace(index=str(index_dir), golden=str(demo_golden()), config=None))
     out.print(f"\nglassrag calibrate --index {index_dir} --golden {demo_golden()}\n")
     cmd_calibrate(argparse.Namespace(index=str(index_dir), golden=str(demo_golden()), config=None,
-                                     rule=None))
+                                     rule=None, cost=None))
     for question in demo_questions():
         out.rule("3. ask")
         out.print(f'glassrag ask "{question}" --index {index_dir}\n')
@@ -562,7 +591,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", required=True)
     p.add_argument("--golden", required=True)
     p.add_argument("--config", type=Path)
-    p.add_argument("--rule", default=None, help="balanced or keep95 (default: [gate] rule)")
+    p.add_argument("--rule", default=None, choices=["cost", "balanced", "keep95"],
+                   help="how the threshold is chosen (default: [gate] rule)")
+    p.add_argument("--cost", type=float, default=None,
+                   help="rule cost: how much worse a wrongly declined answerable question is than "
+                        "an answered unanswerable one (default: [gate] cost)")
     p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, glossary")

@@ -144,10 +144,13 @@ class CapSettings:
 
 @dataclass(frozen=True)
 class GateSettings:
-    enabled: bool = setting(True, "decline when the top score is below the calibrated threshold "
+    enabled: bool = setting(True, "decline when the gate's score is below the calibrated threshold "
                             "(inactive until glassrag calibrate has run)", "measurement M11")
-    rule: str = setting("balanced", "how calibrate picks the threshold: balanced (max balanced "
-                        "accuracy), keep95 (keep ≥ 95 % of answerable)", "measurement M11")
+    rule: str = setting("cost", "how calibrate picks the threshold: cost (least cost, with `cost`), "
+                        "balanced (max balanced accuracy: cost 1), keep95 (keep ≥ 95 % of answerable)",
+                        "measurement M12")
+    cost: float = setting(10.0, "how much worse a wrongly declined answerable question is than an "
+                          "answered unanswerable one (rule cost)", "measurement M12")
 
 
 @dataclass(frozen=True)

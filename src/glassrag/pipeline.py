@@ -15,8 +15,9 @@ from glassrag.config import Config
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError, QueryError
 from glassrag.fuse import make_fuser
-from glassrag.gate.threshold import Gate
-from glassrag.lexical.bm25 import BM25
+from glassrag.gate import signals as gate_signals
+from glassrag.gate.threshold import Gate, scoring_settings
+from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.present import also_found_order
 from glassrag.present.excerpt import best_sentence, window
 from glassrag.present.highlight import answer_words, asks_for_a_name
@@ -71,8 +72,7 @@ class Pipeline:
         self.chunk_doc = {ch.id: ch.doc_id for ch in index.chunks}
         self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
         self.stages = self._after_retrieval()
-        scoring = self._scoring_stage()
-        self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, *scoring)
+        self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, self.scoring_settings())
         words = {ch.id: len(ch.text.split()) for ch in index.chunks}
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
@@ -125,26 +125,23 @@ class Pipeline:
             stages.append(DocumentCap(self.chunk_doc, c.cap.per_document))
         return stages
 
-    def _scoring_stage(self) -> tuple[str, dict[str, Any]]:
-        """The stage whose scores the gate reads, and the parameters that shape them."""
-        for stage in reversed(self.stages):
-            if stage.kind == "rerank":
-                return stage.name, stage.params()
-        r = self.config.retrieve
-        if len(r.retrievers) > 1:
-            return "fuse", {**self.fuser.params(), "retrievers": r.retrievers}
-        name = r.retrievers[0]
-        if name == "bm25":
-            return name, self.bm25.params()
-        if name == "lsa":
-            return name, self.index.lsa.params()
-        return name, self.index.embeddings[name].params
+    def scoring_settings(self) -> dict[str, Any]:
+        """The settings that shape the gate's signals (a calibration is valid for these only)."""
+        used = next((s.params().get("method", s.name) for s in self.stages if s.kind == "rerank"), "none")
+        return scoring_settings(self.config, self.index.extra.get("reranker"), used)
+
+    def signals(self, query: Query, trace: list[StageTrace]) -> dict[str, float] | None:
+        """The gate's candidate signals for one question (None when nothing matched)."""
+        if not any(t.hits for t in trace if t.kind in ("retrieve", "fuse")):
+            return None
+        return gate_signals.gather(trace, query.tokens, self.bm25, query.bm25_scores(self.bm25),
+                                   self.index.position, self.config.answer.k)
 
     # retrieval -------------------------------------------------------------------------
 
     def _bm25(self, query: Query) -> StageTrace:
         t0 = time.perf_counter()
-        idx, scores = self.bm25.search(query.tokens, self.config.retrieve.depth)
+        idx, scores = top_k(query.bm25_scores(self.bm25), self.config.retrieve.depth)
         hits = self._hits("bm25", idx, scores)
         missing = sorted({t for t in query.tokens if t not in self.index.counts.vocab})
         notes = (f"not in the index: {', '.join(missing)}",) if missing else ()
@@ -263,11 +260,11 @@ class Pipeline:
         for stage in self.stages:
             last = self._step(stage, query, last)
             trace.append(last)
-        scoring = next(t for t in reversed(trace) if t.kind in SCORING_KINDS)
         t0 = time.perf_counter()
-        declined, why = self.gate.decide(scoring.hits[0].score if scoring.hits else None)
-        trace.append(StageTrace("gate", "gate", self.gate.params(), (last.name,),
-                                () if declined else last.hits, len(last.hits), _ms(t0),
+        signals = self.signals(query, trace)
+        declined, why = self.gate.decide(signals)
+        trace.append(StageTrace("gate", "gate", {**self.gate.params(), "signals": signals or {}},
+                                (last.name,), () if declined else last.hits, len(last.hits), _ms(t0),
                                 ("declined: " + why if declined else "passed: " + why,)))
         packed = self._step(self.budget, query, last)
         trace.append(packed)

@@ -14,8 +14,8 @@ from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, quote_correct
 from glassrag.gate.calibrate import calibrate
-from glassrag.gate.threshold import fingerprint
-from glassrag.pipeline import SCORING_KINDS, Pipeline
+from glassrag.gate.signals import RANKING_KINDS
+from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
 from glassrag.rerank.learned import train
@@ -71,27 +71,44 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
 
 
 def calibrate_index(index: Index, config: Config, questions: Sequence[Question], rule: str,
-                    source: str, progress: Progress | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                    source: str, progress: Progress | None = None,
+                    cost: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The gate's calibration and the reader's, from one pass over the train split."""
     train_qs = [q for q in questions if q.split == "train"]
     pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)))
-    stage, params = pipeline._scoring_stage()
     judge = Judge(index.chunks)
-    top = {True: [], False: []}  # answerable -> top scores
+    k = config.answer.k
+    # the gate is calibrated on what it can lose: answerable questions whose answer the
+    # ranking put in the top k (found), against unanswerable ones; an answerable question
+    # whose answer was not found shows no answer either way and is left out
+    signals: dict[bool, list[dict[str, float]]] = {True: [], False: []}
+    counts = {"found": 0, "missed": 0, "no_match_answerable": 0, "no_match_unanswerable": 0}
     reads = []
     for q, answer in _runs(pipeline, train_qs, progress):
-        if answer is None:
-            top[q.answerable].append(float("-inf"))
+        got = None
+        if answer is not None:
+            got = next((t.params.get("signals") for t in answer.trace if t.kind == "gate"), None)
+        if not got:
+            counts["no_match_answerable" if q.answerable else "no_match_unanswerable"] += 1
             reads.append((q.answerable, 0.0, False))
             continue
-        scoring = next(t for t in reversed(answer.trace) if t.kind in SCORING_KINDS)
-        top[q.answerable].append(scoring.hits[0].score if scoring.hits else float("-inf"))
+        judgement = judge.judge(q)
+        if q.answerable:
+            relevant = judgement.relevant_chunks() - judgement.excluded
+            ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
+            found = any(h.chunk_id in relevant for h in ranking.hits[:k])
+            counts["found" if found else "missed"] += 1
+            if found:
+                signals[True].append(got)
+        else:
+            signals[False].append(got)
         quote = answer.quote
-        correct = bool(q.answerable and quote and quote_correct(judge.judge(q), q, quote.text))
+        correct = bool(q.answerable and quote and quote_correct(judgement, q, quote.text))
         reads.append((q.answerable, quote.coverage if quote else 0.0, correct))
-    gate = calibrate(top[True], top[False], rule, f"{source} (train split)")
-    gate.update({"stage": stage, "fingerprint": fingerprint(stage, params), "golden": source,
-                 "split": "train"})
+    gate = calibrate(signals[True], signals[False], rule,
+                     config.gate.cost if cost is None else cost, f"{source} (train split)")
+    gate.update({"settings": pipeline.scoring_settings(), "golden": source, "split": "train",
+                 "questions": counts})
     return gate, _calibrate_reader(reads)
 
 

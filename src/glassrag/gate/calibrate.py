@@ -1,33 +1,82 @@
-"""Calibrating the gate's threshold on the train split.
+"""Calibrating the gate on the train split: which score it reads, whether that score can
+separate answerable from unanswerable questions at all, and where the threshold goes.
 
-For each candidate threshold t (midpoints between the observed top scores, and one
-below all of them):
+The two populations are what the gate can win and lose: unanswerable questions, and
+answerable questions whose answer the ranking found (in the top k it shows). An answerable
+question whose answer was not found shows no answer whether the gate passes it or not.
+Below, "answerable" means found. For each candidate threshold t (midpoints between the
+observed scores, one below all of them and one above):
 
-    kept(t)     = share of answerable questions whose top score ≥ t
-    declined(t) = share of unanswerable questions whose top score < t
+    kept(t)     = share of answerable questions whose score ≥ t
+    declined(t) = share of unanswerable questions whose score < t
+    cost(t)     = c · (1 − kept(t)) + (1 − declined(t))
 
-Rules: `balanced` maximises balanced accuracy (kept + declined) / 2 (ties: the lower
-t, which keeps more answers); `keep95` takes the highest t that keeps at least 95 % of
-answerable questions. The whole sweep is saved for the UI to plot.
+c says how much worse a wrongly declined answer is than an answered unanswerable question. Rules: `cost` takes the t of least cost (ties: the lower t, which keeps
+more answers); `balanced` is cost with c = 1 (maximum balanced accuracy); `keep95` takes
+the highest t that keeps at least 95 % of answerable questions.
+
+Separation is the AUROC of the score (Mann-Whitney: the chance that a random answerable
+question outscores a random unanswerable one, ties count half) with a percentile
+bootstrap interval. When the interval reaches 0.5 the score cannot separate the two on
+this corpus: the threshold is left empty (None) and the gate declines nothing but questions
+with no match at all, and says why.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from glassrag.errors import ConfigError
+from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 
-RULES = ("balanced", "keep95")
+RULES = ("cost", "balanced", "keep95")
 
 
-def sweep(answerable: Sequence[float], unanswerable: Sequence[float]) -> list[dict[str, float]]:
-    """kept/declined at every threshold that changes either (a question with no hit has
-    top score -inf: it is declined at every threshold)."""
+def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """P(score of an answerable > score of an unanswerable) + ½ P(equal), by ranks:
+    (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋) with R₊ the rank sum of the positives (mid-ranks for ties)."""
+    pos = np.asarray(positive, dtype=np.float64)
+    neg = np.asarray(negative, dtype=np.float64)
+    if not pos.size or not neg.size:
+        return math.nan
+    both = np.concatenate([pos, neg])
+    order = np.argsort(both, kind="mergesort")
+    ranks = np.empty(both.size)
+    sorted_vals = both[order]
+    # mid-ranks: every run of equal values gets the mean of its positions
+    starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
+    ends = np.r_[starts[1:], both.size]
+    for s, e in zip(starts, ends):
+        ranks[order[s:e]] = (s + e + 1) / 2.0
+    r_pos = ranks[: pos.size].sum()
+    return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))
+
+
+def auroc_interval(positive: Sequence[float], negative: Sequence[float], resamples: int = 2000,
+                   seed: int = 0) -> tuple[float, float]:
+    """95 % percentile bootstrap interval, each class resampled on its own (seeded)."""
+    pos = np.asarray(positive, dtype=np.float64)
+    neg = np.asarray(negative, dtype=np.float64)
+    if not pos.size or not neg.size:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    values = [auroc(pos[rng.integers(0, pos.size, pos.size)], neg[rng.integers(0, neg.size, neg.size)])
+              for _ in range(resamples)]
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
+          cost: float = 1.0) -> list[dict[str, float]]:
+    """kept/declined/cost at every threshold that changes either (a question with no hit
+    has score -inf: it is declined at every threshold)."""
     a = np.asarray(answerable, dtype=np.float64)
     u = np.asarray(unanswerable, dtype=np.float64)
-    finite = np.unique(np.concatenate([a, u])[np.isfinite(np.concatenate([a, u]))])
+    both = np.concatenate([a, u])
+    finite = np.unique(both[np.isfinite(both)])
     cuts = [float(finite[0]) - 1.0] if finite.size else [0.0]
     cuts += [float(x) for x in (finite[:-1] + finite[1:]) / 2.0]
     if finite.size:
@@ -37,32 +86,82 @@ def sweep(answerable: Sequence[float], unanswerable: Sequence[float]) -> list[di
         kept = float((a >= t).mean()) if a.size else 0.0
         declined = float((u < t).mean()) if u.size else 0.0
         rows.append({"threshold": t, "answerable_kept": kept, "unanswerable_declined": declined,
-                     "balanced_accuracy": (kept + declined) / 2.0})
+                     "balanced_accuracy": (kept + declined) / 2.0,
+                     "cost": cost * (1.0 - kept) + (1.0 - declined)})
     return rows
 
 
-def choose(rows: list[dict[str, float]], rule: str = "balanced") -> dict[str, float]:
-    if rule == "balanced":
-        return max(rows, key=lambda r: (r["balanced_accuracy"], -r["threshold"]))
+def choose(rows: list[dict[str, float]], rule: str = "cost", cost: float = 1.0) -> dict[str, float]:
+    if rule in ("cost", "balanced"):
+        c = cost if rule == "cost" else 1.0
+        return min(rows, key=lambda r: (c * (1.0 - r["answerable_kept"]) + (1.0 - r["unanswerable_declined"]),
+                                        r["threshold"]))
     if rule == "keep95":
         ok = [r for r in rows if r["answerable_kept"] >= 0.95]
         return max(ok, key=lambda r: r["threshold"])
     raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
 
 
-def calibrate(answerable: Sequence[float], unanswerable: Sequence[float], rule: str,
-              source: str) -> dict[str, Any]:
-    """The threshold and its sweep; refuses without unanswerable questions."""
-    if not len(unanswerable):
+def objective(row: dict[str, float], rule: str, cost: float) -> float:
+    """What the rule minimises at its chosen threshold (keep95: the unanswerable answered)."""
+    if rule == "keep95":
+        return 1.0 - row["unanswerable_declined"]
+    c = cost if rule == "cost" else 1.0
+    return c * (1.0 - row["answerable_kept"]) + (1.0 - row["unanswerable_declined"])
+
+
+def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, cost: float,
+              fitted: bool) -> dict[str, Any]:
+    """One candidate score: its AUROC with interval, and the rule's outcome on it."""
+    low, high = auroc_interval(pos, neg)
+    chosen = choose(sweep(pos, neg, cost), rule, cost)
+    return {"signal": name, "auroc": auroc(pos, neg), "low": low, "high": high, "fitted": fitted,
+            "objective": objective(chosen, rule, cost), "kept": chosen["answerable_kept"],
+            "declined": chosen["unanswerable_declined"]}
+
+
+def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
+              cost: float, source: str) -> dict[str, Any]:
+    """Choose the gate's score and threshold from each train question's signals.
+
+    Every signal every question has is a candidate, and so is their logistic-regression
+    combination, scored out of fold (cross-validated). The gate reads the candidate that
+    does best where the gate operates: the least cost (the rule's objective) at the
+    threshold the rule picks on it, ties broken by the higher AUROC; the combination must
+    beat every single signal to be chosen. Without separation (the chosen score's AUROC
+    interval reaches 0.5) the threshold is None.
+    """
+    if not unanswerable:
         raise ConfigError(
             f"{source} has no unanswerable questions in this split, so the threshold cannot be "
             "calibrated: the sweep needs questions the documents do not answer to see what "
             "declining gains",
             'add questions with "answerable": false (and "kind": "unanswerable") to the train split')
-    if not len(answerable):
-        raise ConfigError(f"{source} has no answerable questions in this split",
-                          "the sweep needs answerable questions to see what declining costs")
-    rows = sweep(answerable, unanswerable)
-    best = choose(rows, rule)
-    return {"threshold": best["threshold"], "rule": rule, "chosen": best, "sweep": rows,
+    if not answerable:
+        raise ConfigError(f"{source} has no answerable questions whose answer was found in this split",
+                          "the sweep needs found answers to see what declining costs")
+    if rule not in RULES:
+        raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
+    names = sorted(set.intersection(*(set(s) for s in [*answerable, *unanswerable])))
+    scores = {n: ([s[n] for s in answerable], [s[n] for s in unanswerable]) for n in names}
+    table = [candidate(n, *scores[n], rule, cost, False) for n in names]
+    best = min(table, key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
+    score: dict[str, Any] = {"kind": "signal", "name": best["signal"]}
+    if len(names) > 1 and min(len(answerable), len(unanswerable)) >= CV_FOLDS:
+        scores["combined"] = combined_oof(answerable, unanswerable, names)
+        combo = candidate("combined", *scores["combined"], rule, cost, True)
+        table.append(combo)
+        if all(combo["objective"] < r["objective"] or (combo["objective"] == r["objective"]
+                                                        and combo["auroc"] > r["auroc"])
+               for r in table[:-1]):
+            best = combo
+            score = fit_combined(answerable, unanswerable, names)
+    table.sort(key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
+    separable = bool(best["low"] > 0.5)
+    rows = sweep(*scores[best["signal"]], cost)
+    chosen = choose(rows, rule, cost)
+    return {"score": score, "threshold": chosen["threshold"] if separable else None, "rule": rule,
+            "cost": cost, "separable": separable,
+            "auroc": {k: best[k] for k in ("auroc", "low", "high")},
+            "signals": table, "chosen": chosen, "sweep": rows,
             "n_answerable": len(answerable), "n_unanswerable": len(unanswerable)}

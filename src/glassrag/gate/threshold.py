@@ -1,57 +1,94 @@
-"""The gate: decline when the best score is below a threshold calibrated for this index
-and this scoring stage.
+"""The gate: decline when the gate's score for a question is below a threshold calibrated
+for this index and these settings.
 
-    declined  ⇔  top score of the scoring stage < threshold
+    declined  ⇔  score(signals of the question) < threshold
 
-Scores mean different things at each stage (BM25 sums, cosines, probabilities), so a
-threshold is valid only for the stage and parameters it was calibrated on: the
-calibration records a fingerprint of them, and a pipeline whose scoring stage differs
-(another reranker, other k1 and b) does not use it and says so in the trace.
+The score is a signal or a combination of signals (`gate/score.py`) chosen by
+`glassrag calibrate`. Signals mean different things under different settings (BM25 sums
+move with k1 and b, fused scores with the weight, probabilities with the reranker), so a
+calibration is valid only for the settings it was made with: it stores them, and a
+pipeline whose settings differ passes every question and says which setting changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from glassrag.gate.score import score_name, value
 
-def fingerprint(stage: str, params: dict[str, Any]) -> str:
-    """A stable text of what produced the scores the threshold applies to."""
-    return json.dumps({"stage": stage, "params": params}, sort_keys=True, default=str)
+# every setting that changes a signal the gate reads: all but the gate's own and the
+# excerpt/budget settings of the answer
+SCORING_SECTIONS = ("analyze", "lsa", "neural", "bm25", "retrieve", "fuse", "versions", "rerank",
+                    "mmr", "cap")
+
+
+def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str) -> dict[str, Any]:
+    """The flat settings a calibration is valid for: `{"bm25.k1": 1.5, ...}`, the answer's k
+    (coverage reads the top k), the reranker actually used and a digest of its weights."""
+    flat = {f"{section}.{name}": value for section, values in config.to_dict().items()
+            if section in SCORING_SECTIONS for name, value in values.items()}
+    flat["answer.k"] = config.answer.k
+    flat["rerank.used"] = rerank_method
+    if rerank_method == "learned" and reranker is not None:
+        weights = json.dumps([reranker.get("weights"), reranker.get("bias"), reranker.get("mean")])
+        flat["rerank.trained"] = hashlib.sha256(weights.encode()).hexdigest()[:12]
+    return json.loads(json.dumps(flat, default=str))  # as stored: lists, not tuples
+
+
+def changed(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """`name was X, now Y` for every setting that differs."""
+    out = []
+    for name in sorted(set(was) | set(now)):
+        if was.get(name) != now.get(name):
+            out.append(f"{name} was {json.dumps(was.get(name))}, now {json.dumps(now.get(name))}")
+    return out
 
 
 class Gate:
     name = "gate"
     kind = "gate"
 
-    def __init__(self, calibration: dict[str, Any] | None, stage: str, params: dict[str, Any]) -> None:
+    def __init__(self, calibration: dict[str, Any] | None, settings: dict[str, Any]) -> None:
         self.calibration = calibration
-        self.stage = stage
-        self.current = fingerprint(stage, params)
+        self.settings = settings
+        self.stale = changed(calibration.get("settings", {}), settings) if calibration else []
 
     @property
-    def threshold(self) -> float | None:
-        if self.calibration is None or self.calibration.get("fingerprint") != self.current:
-            return None
-        return float(self.calibration["threshold"])
+    def active(self) -> bool:
+        """Calibrated for these settings and able to separate."""
+        return bool(self.calibration and not self.stale and self.calibration.get("separable")
+                    and self.calibration.get("threshold") is not None)
 
     def params(self) -> dict[str, Any]:
-        return {"stage": self.stage, "threshold": self.threshold,
-                "rule": (self.calibration or {}).get("rule")}
+        cal = self.calibration or {}
+        return {"score": score_name(cal["score"]) if cal.get("score") else None,
+                "threshold": cal.get("threshold") if not self.stale else None,
+                "rule": cal.get("rule"), "cost": cal.get("cost"), "separable": cal.get("separable"),
+                "auroc": cal.get("auroc")}
 
-    def decide(self, top_score: float | None) -> tuple[bool, str]:
-        """(declined, why) for the best score of the scoring stage (None: nothing found)."""
-        if top_score is None:
+    def decide(self, signals: dict[str, float] | None) -> tuple[bool, str]:
+        """(declined, why) for one question's signals (None: no passage matched at all)."""
+        if signals is None:
             return True, "no passage matched the question"
-        if self.calibration is None:
+        cal = self.calibration
+        if cal is None:
             return False, "not calibrated: run glassrag calibrate to let the gate decline"
-        if self.threshold is None:
-            was = json.loads(self.calibration["fingerprint"])
-            return False, (f"threshold {self.calibration['threshold']:.4g} was calibrated on "
-                           f"{was['stage']} scores with {was['params']}; this pipeline scores with "
-                           f"{self.stage} {json.loads(self.current)['params']}: the scores shifted, "
-                           f"run glassrag calibrate again")
-        if top_score < self.threshold:
-            return True, (f"top {self.stage} score {top_score:.4g} is below the calibrated "
-                          f"threshold {self.threshold:.4g}")
-        return False, f"top {self.stage} score {top_score:.4g} ≥ threshold {self.threshold:.4g}"
+        if self.stale:
+            return False, ("the calibration was made with other settings (" + "; ".join(self.stale[:4])
+                           + (f"; and {len(self.stale) - 4} more" if len(self.stale) > 4 else "")
+                           + "): the scores shifted, run glassrag calibrate again")
+        name = score_name(cal["score"])
+        a = cal["auroc"]
+        if not cal.get("separable") or cal.get("threshold") is None:
+            return False, (f"declines nothing: on the train split its best score ({name}) could not "
+                           f"tell answerable from unanswerable questions (AUROC {a['auroc']:.2f}, 95% "
+                           f"interval {a['low']:.2f}–{a['high']:.2f} reaches 0.5)")
+        score = value(cal["score"], signals)
+        if score is None:
+            return False, f"a signal of the gate's score ({name}) is missing: run glassrag calibrate again"
+        threshold = float(cal["threshold"])
+        if score < threshold:
+            return True, f"gate score {name} {score:.4g} is below the calibrated threshold {threshold:.4g}"
+        return False, f"gate score {name} {score:.4g} ≥ threshold {threshold:.4g}"

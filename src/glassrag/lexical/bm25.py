@@ -82,6 +82,7 @@ class BM25:
             ((weights * self.idf[term_of_entry]).astype(np.float32), tf.indices, tf.indptr),
             shape=tf.shape,
         )
+        self.scores.sort_indices()  # a term's documents in order: lookups use searchsorted
 
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b}
