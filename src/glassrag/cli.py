@@ -17,7 +17,7 @@ from rich.text import Text
 from glassrag import __version__
 from glassrag.config import Config, load_config
 from glassrag.errors import GlassragError
-from glassrag.schema import Answer
+from glassrag.schema import Answer, better
 
 # a pipe or a log gets wide tables rather than 80 columns of wrapped cells
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
@@ -342,54 +342,70 @@ def fmt(m: dict) -> str:
     return f"{m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
 
 
-def print_run(run: dict, brief: bool = False) -> None:
-    g = run["golden"]
+def print_run(run: Any, brief: bool = False) -> None:
+    """A Run: the ranking before the gate beside the answer after it, then every stage."""
+    g = run.golden
     out.print(f"[bold]{g['path']}[/bold] split={g['split']}: {g['questions']} questions "
               f"({g['answerable']} answerable, {g['unanswerable']} unanswerable); "
-              f"index {run['index']['path']} ({run['index']['chunks']} chunks); {run['seconds']:.1f} s")
-    table = Table(title=f"metrics of the answer (what was shown; depth metrics from stage "
-                        f"'{run['ranking_stage']}'), 95% intervals")
+              f"index {run.index['path']} ({run.index['chunks']} chunks); {run.seconds:.1f} s")
+    table = Table(title=f"the ranking before the gate (stage '{run.ranking.stage}') and the answer after it "
+                        f"(stage '{run.answer.stage}', what was shown), 95% intervals")
     table.add_column("metric")
-    table.add_column("value [95% interval]")
+    table.add_column(f"ranking ({run.ranking.stage})")
+    table.add_column("answer")
     table.add_column("n", justify="right")
-    for name, m in run["metrics"].items():
-        if m["n"]:
-            table.add_row(name, fmt(m), str(m["n"]))
+    names = list(dict.fromkeys([*run.answer.metrics, *run.ranking.metrics]))
+    order = {n: i for i, n in enumerate(run.ranking.metrics)}
+    names.sort(key=lambda n: (n not in run.ranking.metrics, order.get(n, 0)))
+    for name in names:
+        r, a = run.ranking.metrics.get(name), run.answer.metrics.get(name)
+        n = (a or r)["n"]
+        if n:
+            table.add_row(name + ("  (lower is better)" if better(name) == "lower" else ""),
+                          fmt(r) if r else "", fmt(a) if a else "", str(n))
     out.print(table)
     if brief:
-        stages = [s for s in run["stages"] if s != "answer"]
-        k = run["k"]
+        stages = [s for s in run.stages if s != "answer"]
+        k = run.k
         out.print("stage by stage: " + ", ".join(
-            f"{s} hit@{k} {run['stages'][s][f'hit@{k}']['value']:.3f}" for s in stages))
+            f"{s} hit@{k} {run.stages[s][f'hit@{k}']['value']:.3f}" for s in stages))
         out.print("where the answer was lost: " + ", ".join(
-            f"{c} {len(ids)}" for c, ids in run["losses"].items()))
+            f"{c} {len(ids)}" for c, ids in run.losses.items()))
         out.print("(glassrag eval prints every stage, every kind and every lost question)")
         return
-    stages = [s for s in run["stages"]]
-    names = list(dict.fromkeys(n for s in stages for n in run["stages"][s]))
+    stages = list(run.stages)
+    names = list(dict.fromkeys(n for s in stages for n in run.stages[s]))
     table = Table(title="every stage, from the same run")
     table.add_column("metric")
     for s in stages:
         table.add_column(s, justify="right")
     for n in names:
-        table.add_row(n, *(f"{run['stages'][s][n]['value']:.3f}" if n in run["stages"][s]
-                           and run["stages"][s][n]["value"] is not None else "" for s in stages))
+        table.add_row(n, *(f"{run.stages[s][n]['value']:.3f}" if n in run.stages[s]
+                           and run.stages[s][n]["value"] is not None else "" for s in stages))
     out.print(table)
-    if run["by_kind"]:
-        k = run["k"]
-        table = Table(title="by kind of question")
-        for col in ("kind", f"hit@{k}", "mrr@10", "declined"):
+    if run.gate.get("signals"):
+        table = Table(title=f"the gate's signals on these questions: AUROC of {run.gate['found']} found "
+                            f"answers against {run.gate['unanswerable']} unanswerable questions")
+        for col in ("signal", "AUROC", "interval"):
             table.add_column(col)
-        for kind, m in run["by_kind"].items():
-            table.add_row(kind, fmt(m[f"hit@{k}"]), fmt(m["mrr@10"]), fmt(m["declined"]))
+        for r in run.gate["signals"]:
+            table.add_row(r["signal"], f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]")
+        out.print(table)
+    if run.by_kind:
+        names = list(dict.fromkeys(n for v in run.by_kind.values() for n in v))
+        table = Table(title="by kind of question")
+        for col in ("kind", *names):
+            table.add_column(col)
+        for kind, m in run.by_kind.items():
+            table.add_row(kind, *(fmt(m[n]) for n in names))
         out.print(table)
     table = Table(title="where the answer was lost")
     table.add_column("cause")
     table.add_column("questions", justify="right")
     table.add_column("ids")
-    for cause, ids in run["losses"].items():
+    for cause, ids in run.losses.items():
         table.add_row(cause, str(len(ids)), " ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
-    if not run["losses"]:
+    if not run.losses:
         table.add_row("(none)", "0", "")
     out.print(table)
 
@@ -401,18 +417,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.save:
         targets.append(runs_folder(args.index) / f"{args.save}.json")
     for target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(target)
+        write_run_file(run, target)
         out.print(f"run written to {target}")
     if args.trec_run:
         from glassrag.evaluate.trec import write_run
 
-        level = "doc" if run["index"]["chunks"] == run["index"]["documents"] else "chunk"
-        n = write_run(run, Path(args.trec_run), level=level)
+        level = "doc" if run.index["chunks"] == run.index["documents"] else "chunk"
+        n = write_run(run.to_dict(), Path(args.trec_run), level=level)
         out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
     return 0
+
+
+def write_run_file(run: Any, target: Path) -> None:
+    """The run as JSON, written atomically (a temporary file renamed into place)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(target)
 
 
 def runs_folder(index_dir: str | Path) -> Path:
@@ -421,33 +442,53 @@ def runs_folder(index_dir: str | Path) -> Path:
     return Path(index_dir) / "runs"
 
 
-def read_run_file(path: str) -> dict:
-    from glassrag.evaluate.compare import RunFileError
+def read_run_file(path: str) -> Any:
+    """A validated Run, or RunFileError saying what is wrong with the file."""
+    from glassrag.errors import RunFileError
+    from glassrag.schema import Run
 
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunFileError(f"{path}: no such run file", "make one with glassrag eval --out FILE") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise RunFileError(f"{path}: cannot be read as a run file ({type(e).__name__})") from None
     except json.JSONDecodeError as e:
         raise RunFileError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise RunFileError(f"{path}: nested too deeply to be a run file") from None
+    return Run.from_dict(data, path)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from glassrag.evaluate.compare import compare_runs
 
     result = compare_runs(read_run_file(args.a), read_run_file(args.b), args.a, args.b)
-    table = Table(title=f"A = {args.a}   B = {args.b}   ({result['questions']} questions in common)")
-    for col in ("metric", "A", "B", "B − A", "", "p", "p (Holm)", "test", "↑", "↓"):
+    st = result["stages"]
+    table = Table(title=f"A = {args.a}   B = {args.b}   ({result['questions']} questions in common; "
+                        f"ranking from A's '{st['a']['ranking']}' and B's '{st['b']['ranking']}' stage, "
+                        "answer after the gate)")
+    for col in ("metric", "A", "B", "B − A", "better", "B is", "p", "p (Holm)", "test",
+                "questions better", "worse"):
         table.add_column(col)
     for r in result["rows"]:
         table.add_row(r["metric"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['diff']:+.3f}",
-                      r["direction"], f"{r['p']:.3g}", f"{r['p_holm']:.3g}", r["test"],
+                      r["better"], r["verdict"], f"{r['p']:.3g}", f"{r['p_holm']:.3g}", r["test"],
                       str(r["improved"]), str(r["degraded"]))
     out.print(table)
+    if result["settings"]:
+        table = Table(title="settings that differ")
+        for col in ("setting", "A", "B"):
+            table.add_column(col)
+        for r in result["settings"]:
+            table.add_row(r["setting"], json.dumps(r["a"]), json.dumps(r["b"]))
+        out.print(table)
+    else:
+        out.print("the two runs have the same settings")
     for metric, f in result["flips"].items():
         if f["improved"] or f["degraded"]:
-            out.print(f"{metric}: improved in B: {' '.join(f['improved']) or '—'}; "
-                      f"degraded in B: {' '.join(f['degraded']) or '—'}")
+            out.print(f"{metric}: better in B: {' '.join(f['improved']) or '—'}; "
+                      f"worse in B: {' '.join(f['degraded']) or '—'}")
     return 0
 
 
@@ -508,8 +549,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     run = run_evaluation(str(index_dir), demo_golden(), "test", None)
     print_run(run, brief=True)
     saved = runs_folder(index_dir) / "defaults-test.json"
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    saved.write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_run_file(run, saved)
     out.print(f"run saved as {saved}")
     return 0
 

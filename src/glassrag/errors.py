@@ -70,3 +70,9 @@ class GoldenError(GlassragError):
         )
         self.path = path
         self.problems = problems
+
+
+class RunFileError(GlassragError):
+    """A run file that is not a glassrag run of this format, or whose shape is wrong."""
+
+    exit_code = 4

@@ -12,9 +12,11 @@ from dataclasses import replace
 from typing import Any, Callable, Protocol
 
 from glassrag.config import Config
+from glassrag.dense.base import normalize_rows
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError, QueryError
-from glassrag.fuse import make_fuser
+from glassrag.fuse import Weighted, make_fuser
+from glassrag.fuse.base import ScoreSource
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
 from glassrag.lexical.bm25 import BM25, top_k
@@ -153,7 +155,10 @@ class Pipeline:
         lsa, dense = self.index.lsa, self.dense
         assert lsa is not None and dense is not None
         vector = query.dense_vector("lsa", lambda: lsa.embed_tokens(query.tokens))
-        idx, scores, removed = dense.search(vector, self.config.retrieve.depth, self.config.lsa.cutoff)
+        sims = query.cached("sims:lsa", lambda: dense.similarities(vector))
+        # a question with no word in the LSA vocabulary folds in to zero: nothing to compare
+        idx, scores, removed = dense.top(sims if vector.any() else sims[:0], self.config.retrieve.depth,
+                                         self.config.lsa.cutoff)
         notes = []
         if not vector.any():
             notes.append("no question word is in the LSA vocabulary: nothing to compare")
@@ -192,7 +197,12 @@ class Pipeline:
         from glassrag.dense.neural import one_blas_thread
 
         with one_blas_thread():
-            idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
+            if isinstance(search, ExactCosine):
+                sims = query.cached(f"sims:{name}", lambda: search.similarities(vector))
+                idx, scores, removed = search.top(sims if vector.any() else sims[:0],
+                                                  self.config.retrieve.depth, cutoff)
+            else:
+                idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
         notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
                  *embedder.warnings()]
         if removed:
@@ -210,9 +220,28 @@ class Pipeline:
         return tuple(Hit(chunks[i].id, float(s), r, stage)
                      for r, (i, s) in enumerate(zip(idx.tolist(), scores.tolist()), 1))
 
-    def _fuse(self, retrieved: list[StageTrace]) -> StageTrace:
+    def _source(self, name: str, query: Query) -> ScoreSource:
+        """Retriever `name`'s score of any chunk for this question, and its corpus-wide range."""
+        position = self.index.position
+        if name == "bm25":
+            full = query.bm25_scores(self.bm25)
+        else:
+            full = query.peek(f"sims:{name}")
+            if full is None:  # an approximate index: exact cosines of the asked chunks only
+                _, search = self._neural_parts(name)
+                q = normalize_rows(query.peek(f"dense:{name}").reshape(1, -1))[0]
+                return ScoreSource(lambda ids: search.vectors[[position[c] for c in ids]] @ q,
+                                   whole_corpus=False)
+        low, high = (float(full.min()), float(full.max())) if full.size else (0.0, 0.0)
+        return ScoreSource(lambda ids: full[[position[c] for c in ids]], low, high)
+
+    def _fuse(self, retrieved: list[StageTrace], query: Query) -> StageTrace:
         t0 = time.perf_counter()
-        hits = self.fuser.fuse({t.name: list(t.hits) for t in retrieved})
+        inputs = {t.name: list(t.hits) for t in retrieved}
+        if isinstance(self.fuser, Weighted):
+            hits = self.fuser.fuse(inputs, {t.name: self._source(t.name, query) for t in retrieved})
+        else:
+            hits = self.fuser.fuse(inputs)
         n_in = len({h.chunk_id for t in retrieved for h in t.hits[: self.config.retrieve.depth]})
         return StageTrace("fuse", "fuse", self.fuser.params(), tuple(t.name for t in retrieved),
                           tuple(hits), n_in, _ms(t0))
@@ -255,7 +284,7 @@ class Pipeline:
         trace = [analyzed, *retrieved, *observed]
         last = retrieved[0]
         if len(retrieved) > 1:
-            last = self._fuse(retrieved)
+            last = self._fuse(retrieved, query)
             trace.append(last)
         for stage in self.stages:
             last = self._step(stage, query, last)

@@ -21,6 +21,10 @@ class Query:
             self._cache[key] = compute()
         return self._cache[key]
 
+    def peek(self, key: str) -> Any:
+        """What was cached under `key`, or None."""
+        return self._cache.get(key)
+
     def bm25_scores(self, bm25: Any) -> np.ndarray:
         return self.cached("bm25_scores", lambda: bm25.score_all(self.tokens))
 

@@ -1,72 +1,87 @@
-"""Run against run on the same questions: each metric side by side with its difference,
-the direction, a paired test, Holm-corrected across the metrics compared, and the
-questions that flipped each way.
+"""Run against run on the same questions: each metric of the ranking and of the answer side
+by side with its difference, which way is better, a paired test, Holm-corrected across the
+metrics compared, the questions that flipped each way, and the settings that differ.
 
 Tests: exact McNemar on 0/1 outcomes (hit, top1, answer-visible, declined); a paired
-sign-flip randomisation test on graded ones (MRR, nDCG, recall).
+sign-flip randomisation test on graded ones (MRR, nDCG, recall). A metric's direction
+(`schema.better`) says whether B's change is an improvement: `declined_answerable` going
+down is.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from glassrag.errors import GlassragError
-from glassrag.evaluate.runs import BINARY, RUN_FORMAT_VERSION
+from glassrag.errors import RunFileError
+from glassrag.evaluate.runs import BINARY
 from glassrag.evaluate.stats import holm, mcnemar_exact, paired_randomization
+from glassrag.schema import Run, better, flat_question_metrics
 
-
-class RunFileError(GlassragError):
-    exit_code = 4
-
-
-def check_run(run: dict[str, Any], name: str) -> None:
-    if run.get("format") != "glassrag-run":
-        raise RunFileError(f"{name} is not a glassrag run file", "make one with glassrag eval --out FILE")
-    if run.get("format_version") != RUN_FORMAT_VERSION:
-        raise RunFileError(
-            f"{name} is run format {run.get('format_version')} (glassrag {run.get('glassrag_version')}); "
-            f"this glassrag compares format {RUN_FORMAT_VERSION}",
-            "re-run glassrag eval with this version on both configurations")
+__all__ = ["RunFileError", "compare_runs", "settings_changed"]
 
 
 def _binary(name: str) -> bool:
-    return name.split("@")[0] in BINARY or name.startswith("declined")
+    base = name.split(" ")[-1]
+    return base.split("@")[0] in BINARY or base.startswith("declined")
 
 
-def compare_runs(a: dict[str, Any], b: dict[str, Any], name_a: str = "A",
+def settings_changed(a: Run, b: Run) -> list[dict[str, Any]]:
+    """Every setting whose value differs between the two runs: the query-time configuration,
+    and the index-time sections (chunking, analysis) of the indexes they ran on."""
+    pairs = [("", a.config, b.config, None),
+             ("index ", a.index.get("settings", {}), b.index.get("settings", {}), ("chunk", "analyze"))]
+    rows = []
+    for label, x, y, only in pairs:
+        for section in sorted(set(x) | set(y)):
+            if only and section not in only:
+                continue
+            sx, sy = x.get(section, {}), y.get(section, {})
+            rows += [{"setting": f"{label}{section}.{n}", "a": sx.get(n), "b": sy.get(n)}
+                     for n in sorted(set(sx) | set(sy)) if sx.get(n) != sy.get(n)]
+    return rows
+
+
+def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str = "A",
                  name_b: str = "B") -> dict[str, Any]:
-    check_run(a, name_a)
-    check_run(b, name_b)
-    qa = {r["id"]: r for r in a["questions"]}
-    qb = {r["id"]: r for r in b["questions"]}
+    run_a = a if isinstance(a, Run) else Run.from_dict(a, name_a)
+    run_b = b if isinstance(b, Run) else Run.from_dict(b, name_b)
+    qa = {r["id"]: flat_question_metrics(r) for r in run_a.questions}
+    qb = {r["id"]: flat_question_metrics(r) for r in run_b.questions}
     common = [q for q in qa if q in qb]
     if not common:
         raise RunFileError(f"{name_a} and {name_b} share no question", "compare runs of the same golden set")
-    names = [m for m in a["metrics"] if m in b["metrics"]]
+    ma, mb = run_a.flat_metrics(), run_b.flat_metrics()
+    names = [m for m in ma if m in mb]
     rows = []
     flips: dict[str, dict[str, list[str]]] = {}
     for m in names:
-        ids = [q for q in common if m in qa[q].get("metrics", {}) and m in qb[q].get("metrics", {})]
+        ids = [q for q in common if m in qa[q] and m in qb[q]]
         if not ids:
             continue
-        x = [float(qa[q]["metrics"][m]) for q in ids]
-        y = [float(qb[q]["metrics"][m]) for q in ids]
+        x = [float(qa[q][m]) for q in ids]
+        y = [float(qb[q][m]) for q in ids]
         mean_a, mean_b = sum(x) / len(x), sum(y) / len(y)
+        sign = 1.0 if better(m) == "higher" else -1.0
+        improved = [q for q, u, v in zip(ids, x, y) if sign * (v - u) > 0]
+        degraded = [q for q, u, v in zip(ids, x, y) if sign * (v - u) < 0]
         if _binary(m):
-            better = [q for q, u, v in zip(ids, x, y) if v > u]
-            worse = [q for q, u, v in zip(ids, x, y) if v < u]
-            p = mcnemar_exact(len(better), len(worse))
-            flips[m] = {"improved": better, "degraded": worse}
+            p = mcnemar_exact(len(improved), len(degraded))
+            flips[m] = {"improved": improved, "degraded": degraded}
             test = "McNemar exact"
         else:
             p = paired_randomization(y, x, resamples=10000, seed=0)
             test = "paired randomisation"
         diff = mean_b - mean_a
-        rows.append({"metric": m, "a": mean_a, "b": mean_b, "diff": diff,
+        rows.append({"metric": m, "section": m.split(" ")[0], "better": better(m),
+                     "a": mean_a, "b": mean_b, "diff": diff,
                      "direction": "UP" if diff > 1e-12 else "DOWN" if diff < -1e-12 else "=",
+                     "verdict": ("better" if sign * diff > 1e-12 else "worse" if sign * diff < -1e-12
+                                 else "same"),
                      "p": p, "test": test, "n": len(ids),
-                     "improved": sum(v > u for u, v in zip(x, y)),
-                     "degraded": sum(v < u for u, v in zip(x, y))})
+                     "improved": len(improved), "degraded": len(degraded)})
     for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
         row["p_holm"] = adjusted
-    return {"a": name_a, "b": name_b, "questions": len(common), "rows": rows, "flips": flips}
+    return {"a": name_a, "b": name_b, "questions": len(common), "rows": rows, "flips": flips,
+            "stages": {"a": {"ranking": run_a.ranking.stage, "answer": run_a.answer.stage},
+                       "b": {"ranking": run_b.ranking.stage, "answer": run_b.answer.stage}},
+            "settings": settings_changed(run_a, run_b)}

@@ -18,9 +18,8 @@ from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.pipeline import Pipeline
-from glassrag.schema import Answer
+from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Run, RunSection
 
-RUN_FORMAT_VERSION = 1
 BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit")
 
 
@@ -45,8 +44,8 @@ def interval(name: str, values: Sequence[float]) -> dict[str, Any]:
 
 def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str = "",
              split: str = "all", index_path: str = "",
-             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Run every question once and measure every stage; returns the run as plain data."""
+             progress: Callable[[int, int], None] | None = None) -> Run:
+    """Run every question once and measure every stage."""
     index = pipeline.index
     judge = Judge(index.chunks)
     k = pipeline.config.answer.k
@@ -96,79 +95,88 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
                 "mean_top_similarity", [d["top_score"] or 0.0 for d in dense])
 
     ranking = _ranking_stage(records)
-    answer_names = ["hit@1", f"hit@{k}", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"source_recall@{k}"]
-    depth_names = ["mrr@10", "ndcg@10", "recall@100", "hit@10", f"precision@{k}"]
-    # what was shown comes from the answer stage (a declined answer shows nothing);
-    # how deep the answer sat in the ranking comes from the last ranking stage
-    sources = [("answer", answer_names), (ranking, depth_names)]
-    metrics = {name: stages[st][name] for st, names in sources if st in stages
-               for name in names if name in stages[st]}
-    for r in records:
-        if r["answerable"]:
-            r["metrics"] = {name: per_question[st][name].get(r["id"], 0.0)
-                            for st, names in sources if st in per_question
-                            for name in names if name in per_question[st]}
-            if "answer" in r["stages"]:
-                r["metrics"][f"source_recall@{k}"] = r["stages"]["answer"]["source_recall"]
-            elif "answer" in per_question:
-                r["metrics"][f"source_recall@{k}"] = 0.0
     answerable = [r for r in records if r["answerable"]]
     unanswerable = [r for r in records if not r["answerable"]]
+    sections = {"ranking": (ranking, [*names, f"source_recall@{k}"]),
+                "answer": ("answer", ["hit@1", f"hit@{k}", f"recall@{k}", f"mrr@{k}", f"ndcg@{k}",
+                                      f"source_recall@{k}"])}
+    summary: dict[str, dict[str, Any]] = {key: {} for key in sections}
+    for r in records:
+        r["metrics"] = {key: {} for key in sections}
+    for key, (stage, wanted) in sections.items():
+        for name in wanted:
+            if stage in stages and name in stages[stage]:
+                summary[key][name] = stages[stage][name]
+                for r in answerable:
+                    if name.startswith("source_recall"):
+                        value = r["stages"][stage]["source_recall"] if stage in r["stages"] else 0.0
+                    else:
+                        value = per_question.get(stage, {}).get(name, {}).get(r["id"], 0.0)
+                    r["metrics"][key][name] = value
+
+    def add(key: str, name: str, group: list[dict[str, Any]], value: Callable[[dict[str, Any]], float],
+            kind: str) -> None:
+        summary[key][name] = interval(kind, [value(r) for r in group])
+        for r in group:
+            r["metrics"][key][name] = value(r)
+
+    add("ranking", "answer_intact", answerable, lambda r: float(r["intact"]), "answer_intact")
     labelled = [r for r in answerable if r["visible"] is not None]
-    metrics[f"answer_visible@{k}"] = interval("answer_visible", [float(r["visible"]) for r in labelled])
+    add("answer", f"answer_visible@{k}", labelled, lambda r: float(r["visible"]), "answer_visible")
     located = [r for r in answerable if r["locator_hit"] is not None]
-    metrics[f"locator_hit@{k}"] = interval("hit", [float(r["locator_hit"]) for r in located])
-    for r in located:
-        r.setdefault("metrics", {})[f"locator_hit@{k}"] = float(r["locator_hit"])
-    metrics["answer_intact"] = interval("answer_intact", [float(r["intact"]) for r in answerable])
-    metrics["declined_unanswerable"] = interval("declined", [float(r["declined"]) for r in unanswerable])
-    metrics["declined_answerable"] = interval("declined", [float(r["declined"]) for r in answerable])
+    add("answer", f"locator_hit@{k}", located, lambda r: float(r["locator_hit"]), "hit")
+    add("answer", "declined_answerable", answerable, lambda r: float(r["declined"]), "declined")
+    add("answer", "declined_unanswerable", unanswerable, lambda r: float(r["declined"]), "declined")
     # the reader: right when it quotes an answer (answerable) or says not found (unanswerable);
     # it cannot beat the share of answerable questions whose context holds an answer
-    metrics["reader_accuracy"] = interval("hit", [float(r["reader_correct"]) for r in answerable])
-    metrics["budget_recall"] = interval("hit", [float(r["in_budget"]) for r in answerable])
-    metrics["reader_declined_unanswerable"] = interval(
-        "declined", [float(not (r["quote"] or {}).get("found")) for r in unanswerable])
-    for r in answerable:
-        r.setdefault("metrics", {}).update({"reader_accuracy": float(r["reader_correct"]),
-                                            "budget_recall": float(r["in_budget"])})
-    for r in labelled:
-        r.setdefault("metrics", {})[f"answer_visible@{k}"] = float(r["visible"])
-    for r in answerable:
-        r.setdefault("metrics", {})["declined_answerable"] = float(r["declined"])
-    for r in unanswerable:
-        r["metrics"] = {"declined_unanswerable": float(r["declined"]),
-                        "reader_declined_unanswerable": float(not (r["quote"] or {}).get("found"))}
+    add("answer", "reader_accuracy", answerable, lambda r: float(r["reader_correct"]), "hit")
+    add("answer", "budget_recall", answerable, lambda r: float(r["in_budget"]), "hit")
+    add("answer", "reader_declined_unanswerable", unanswerable,
+        lambda r: float(not (r["quote"] or {}).get("found")), "declined")
 
     losses = {c: [r["id"] for r in records if r["cause"] == c] for c in CAUSES}
     kinds = sorted({r["kind"] for r in records if r["kind"]})
     by_kind = {kind: {
-        f"hit@{k}": interval("hit", [r["metrics"].get(f"hit@{k}", 0.0) for r in answerable
-                                     if r["kind"] == kind]),
-        "mrr@10": interval("mrr", [r["metrics"].get("mrr@10", 0.0) for r in answerable
-                                   if r["kind"] == kind]),
+        f"ranking hit@{k}": interval("hit", [r["metrics"]["ranking"].get(f"hit@{k}", 0.0)
+                                             for r in answerable if r["kind"] == kind]),
+        f"answer hit@{k}": interval("hit", [r["metrics"]["answer"].get(f"hit@{k}", 0.0)
+                                            for r in answerable if r["kind"] == kind]),
+        "ranking mrr@10": interval("mrr", [r["metrics"]["ranking"].get("mrr@10", 0.0) for r in answerable
+                                           if r["kind"] == kind]),
         "declined": interval("declined", [float(r["declined"]) for r in records if r["kind"] == kind]),
     } for kind in kinds}
-    return {
-        "format": "glassrag-run",
-        "format_version": RUN_FORMAT_VERSION,
-        "glassrag_version": __version__,
-        "code_version": code_version(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "index": {"path": index_path, "documents": len(index.documents), "chunks": len(index.chunks),
-                  "settings": index.config.to_dict()},
-        "config": pipeline.config.to_dict(),
-        "golden": {"path": golden_path, "split": split, "questions": len(records),
-                   "answerable": len(answerable), "unanswerable": len(unanswerable)},
-        "k": k,
-        "ranking_stage": ranking,
-        "seconds": round(elapsed, 3),
-        "metrics": metrics,
-        "stages": stages,
-        "by_kind": by_kind,
-        "losses": {c: ids for c, ids in losses.items() if ids},
-        "questions": records,
-    }
+    return Run(
+        format=RUN_FORMAT, format_version=RUN_FORMAT_VERSION, glassrag_version=__version__,
+        code_version=code_version(), created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        index={"path": index_path, "documents": len(index.documents), "chunks": len(index.chunks),
+               "settings": index.config.to_dict()},
+        config=pipeline.config.to_dict(),
+        golden={"path": golden_path, "split": split, "questions": len(records),
+                "answerable": len(answerable), "unanswerable": len(unanswerable)},
+        k=k, seconds=round(elapsed, 3),
+        ranking=RunSection(ranking, summary["ranking"]), answer=RunSection("answer", summary["answer"]),
+        stages=stages, by_kind=by_kind, losses={c: ids for c, ids in losses.items() if ids},
+        gate=gate_summary(pipeline, records, k), questions=tuple(records))
+
+
+def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """The gate's settings and how well each of its signals separates on these questions:
+    AUROC of found answers (answer in the ranking's top k) against unanswerable questions,
+    the populations the gate is calibrated on."""
+    from glassrag.gate.calibrate import auroc, auroc_interval
+
+    found = [r["gate_signals"] for r in records if r["answerable"] and r["gate_signals"]
+             and r["metrics"]["ranking"].get(f"hit@{k}")]
+    unanswerable = [r["gate_signals"] for r in records if not r["answerable"] and r["gate_signals"]]
+    table = []
+    if found and unanswerable:
+        for name in sorted(set.intersection(*(set(s) for s in [*found, *unanswerable]))):
+            pos, neg = [s[name] for s in found], [s[name] for s in unanswerable]
+            low, high = auroc_interval(pos, neg)
+            table.append({"signal": name, "auroc": auroc(pos, neg), "low": low, "high": high})
+    table.sort(key=lambda r: -r["auroc"])
+    return {"params": pipeline.gate.params(), "found": len(found), "unanswerable": len(unanswerable),
+            "signals": table}
 
 
 def code_version() -> str | None:
@@ -231,6 +239,7 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
     located = {(a.doc, a.locator) for a in q.answers if a.locator}
     locator_hit = (any((p.doc_id, p.locator) in located for p in shown) if located else None)
     quote = answer.quote
+    gate = next((t for t in answer.trace if t.kind == "gate"), None)
     packed = next((t for t in answer.trace if t.kind == "budget"), None)
     in_budget = bool(packed and any(h.chunk_id in relevant for h in packed.hits))
     reader_correct = bool(q.answerable and quote is not None and quote.found
@@ -244,5 +253,6 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
         "cause": loss_cause(judgement, q.answerable, answer, k, is_visible is not False),
         "stages": stages, "ranking": ranking,
         "quote": answer.quote.to_dict() if answer.quote else None,
+        "gate_signals": dict(gate.params.get("signals") or {}) if gate else {},
     }
 

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from glassrag.schema import Hit
+
+
+@dataclass(frozen=True)
+class ScoreSource:
+    """A retriever's score for any chunk, and the range of its scores: over the whole
+    corpus when `whole_corpus`, else over the candidates it is asked about (an approximate
+    index that never scores every chunk)."""
+
+    score: Callable[[Sequence[str]], Sequence[float]]  # chunk ids -> scores
+    low: float = 0.0
+    high: float = 0.0
+    whole_corpus: bool = True
 
 
 def collect(inputs: dict[str, list[Hit]], depth: int) -> dict[str, dict[str, dict[str, Any]]]:

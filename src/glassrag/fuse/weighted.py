@@ -3,7 +3,13 @@ Bruch, Gai & Ingber 2023, "An Analysis of Fusion Functions for Hybrid Retrieval"
 
     fused(d) = Σ_r w_r · (s_r(d) - min_r) / (max_r - min_r)
 
-over each input's top `depth` hits; a chunk missing from an input gets 0 from it.
+for every chunk d in the union of the inputs' top `depth` hits. With a `ScoreSource` per
+input (what the pipeline passes), s_r(d) is retriever r's real score of d even where d is
+not in r's list, and min_r, max_r are taken over the whole corpus: the ranking then equals
+the plain hybrid that normalises and fuses every chunk's scores. Without sources (fusing
+bare lists), min and max are each list's own and a chunk missing from a list gets 0 from
+it: a truncated list's minimum is its depth-th score, which stretches the scale, and a
+good chunk that one retriever ranked 101st loses that retriever's whole weight.
 With two inputs `weight` is w for the first and 1 - w for the second; with more,
 `weights` lists one per input in order.
 """
@@ -15,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import collect, ranked
+from glassrag.fuse.base import ScoreSource, collect, ranked
 from glassrag.fuse.normalize import min_max
 from glassrag.schema import Hit
 
@@ -45,13 +51,30 @@ class Weighted:
             return [self.weight, 1.0 - self.weight]
         return [1.0 / n] * n
 
-    def fuse(self, inputs: dict[str, list[Hit]]) -> list[Hit]:
+    def fuse(self, inputs: dict[str, list[Hit]],
+             sources: dict[str, ScoreSource] | None = None) -> list[Hit]:
         detail = collect(inputs, self.depth)
         scores = dict.fromkeys(detail, 0.0)
-        for w, (stage, hits) in zip(self.input_weights(len(inputs)), inputs.items()):
-            top = hits[: self.depth]
-            norm = min_max(np.array([h.score for h in top]))
-            for hit, value in zip(top, norm):
-                scores[hit.chunk_id] += w * float(value)
-                detail[hit.chunk_id][stage]["normalized"] = float(value)
+        weights = self.input_weights(len(inputs))
+        if sources is None:
+            for w, (stage, hits) in zip(weights, inputs.items()):
+                top = hits[: self.depth]
+                norm = min_max(np.array([h.score for h in top]))
+                for hit, value in zip(top, norm):
+                    scores[hit.chunk_id] += w * float(value)
+                    detail[hit.chunk_id][stage]["normalized"] = float(value)
+            return ranked("fuse", scores, detail)
+        ids = list(detail)
+        for w, (stage, hits) in zip(weights, inputs.items()):
+            known = {h.chunk_id: h.score for h in hits[: self.depth]}
+            missing = [cid for cid in ids if cid not in known]
+            source = sources[stage]
+            known.update(zip(missing, (float(x) for x in source.score(missing))))
+            values = np.array([known[cid] for cid in ids], dtype=np.float64)
+            low, high = (source.low, source.high) if source.whole_corpus else (values.min(), values.max())
+            norm = (values - low) / (high - low) if high > low else np.ones_like(values)
+            for cid, raw, value in zip(ids, values, norm):
+                scores[cid] += w * float(value)
+                entry = detail[cid].setdefault(stage, {"rank": None, "score": float(raw)})
+                entry["normalized"] = float(value)
         return ranked("fuse", scores, detail)

@@ -10,7 +10,7 @@ higher value means "more likely answerable".
 | `coverage` | the same over the union of the top k passages (what the answer shows) |
 | `margin` | s₁ − s₅ of the scoring stage: how far the best candidate stands out (s₅ = the last score when fewer than 5) |
 | `known_share` | Σ IDF over the question's distinct terms the index knows / Σ IDF over all of them |
-| `agreement` | mean over pairs of retrievers (answering and observed) of \|top5(a) ∩ top5(b)\| / 5 |
+| `agreement` | mean over pairs of retrievers (answering and observed) of the size of top5(a) ∩ top5(b), over 5 |
 
 The maximum attainable BM25 follows from tf·(k1+1)/(tf + K) < k1 + 1 for every tf and
 length. A question term the index has never seen counts, in every denominator, with the

@@ -24,20 +24,20 @@ _compared: dict[tuple[str, float, str, float], dict[str, Any]] = {}
 
 
 def metric_term(name: str) -> str:
-    """The glossary term that explains a metric name."""
-    base = name.split("@")[0]
+    """The glossary term that explains a metric name ("answer hit@5": any-hit)."""
+    base = name.split(" ")[-1].split("@")[0]
     return {"hit": "any-hit", "answer_visible": "answer-visible", "source_recall": "source recall",
             "mrr": "MRR", "ndcg": "nDCG", "declined_unanswerable": "gate", "declined_answerable": "gate",
             "reader_accuracy": "reader", "reader_declined_unanswerable": "reader",
             "budget_recall": "budget"}.get(base, "")
 
 
-LOWER_IS_BETTER = ("declined_answerable",)
-
-
 def metric_order(k: int) -> list[str]:
-    return [f"hit@{k}", f"answer_visible@{k}", "mrr@10", "ndcg@10", f"source_recall@{k}", "hit@1",
-            "recall@100", "declined_unanswerable", "declined_answerable", "reader_accuracy", "budget_recall"]
+    """The headline metrics: the answer after the gate beside the ranking before it."""
+    return [f"answer hit@{k}", f"ranking hit@{k}", f"answer answer_visible@{k}", "ranking mrr@10",
+            "ranking ndcg@10", f"answer source_recall@{k}", "answer hit@1", "ranking recall@100",
+            "answer declined_unanswerable", "answer declined_answerable", "answer reader_accuracy",
+            "answer budget_recall"]
 
 
 def run_json(index: str, name: str) -> str:
@@ -97,7 +97,7 @@ class AnalyticsView:
             return out
         d = run.data
         out.update({"created": d.get("created"), "golden": d.get("golden", {}), "k": d.get("k"),
-                    "seconds": d.get("seconds"), "ranking_stage": d.get("ranking_stage"),
+                    "seconds": d.get("seconds"), "ranking_stage": run.run.ranking.stage,
                     "settings": self._run_params(run), "glassrag_version": d.get("glassrag_version")})
         return out
 
@@ -109,23 +109,20 @@ class AnalyticsView:
         for k in dict.fromkeys(ks):
             names += metric_order(k)
         headline = set(names)
+        flat = {r.name: r.run.flat_metrics() for r in self.good}
         for r in self.good:
-            names += list(r.data["metrics"])  # type: ignore[index]
-        names = [n for n in dict.fromkeys(names) if any(n in r.data["metrics"] for r in self.good)]  # type: ignore[index]
+            names += list(flat[r.name])
+        names = [n for n in dict.fromkeys(names) if any(n in flat[r.name] for r in self.good)]
         compared = {r.name: self._compare(self.selected, r) for r in self.good
                     if self.selected is not None and r.name != self.selected.name}
         rows = []
         for name in names:
             cells = []
             for r in self.good:
-                cell = dict(r.data["metrics"].get(name) or {})  # type: ignore[index]
+                cell = dict(flat[r.name].get(name) or {})
                 if cell:
                     cell["bar"] = interval_bar(cell)
                 test = compared.get(r.name, {}).get(name)
-                if test:
-                    sign = -1 if name in LOWER_IS_BETTER else 1
-                    test = {**test, "verdict": "better" if sign * test["diff"] > 1e-12 else
-                            "worse" if sign * test["diff"] < -1e-12 else "same"}
                 cells.append({"run": r.name, "metric": cell or None, "versus": test})
             rows.append({"metric": name, "term": metric_term(name), "anchor": anchor(metric_term(name)),
                          "headline": name in headline, "cells": cells})
@@ -141,8 +138,9 @@ class AnalyticsView:
             if key in _compared:
                 return _compared[key]
         try:
-            result = compare_runs(base.data or {}, other.data or {}, base.name, other.name)
-            rows = {r["metric"]: {k: r[k] for k in ("diff", "p", "p_holm", "test", "improved", "degraded", "n")}
+            result = compare_runs(base.run, other.run, base.name, other.name)
+            rows = {r["metric"]: {k: r[k] for k in ("diff", "p", "p_holm", "test", "improved", "degraded", "n",
+                                                    "verdict", "better")}
                     for r in result["rows"]}
         except GlassragError as e:  # no question in common, another format: shown without tests
             rows = {"_problem": e.problem}  # type: ignore[dict-item]
@@ -228,11 +226,15 @@ class AnalyticsView:
     # the index's calibration -----------------------------------------------------------------
 
     def _gate(self) -> dict[str, Any] | None:
+        from glassrag.gate.score import score_name
+
         gate = self.index.extra.get("gate")
-        if not gate or not gate.get("sweep"):
+        if not gate or not gate.get("sweep") or "score" not in gate:
             return None
         chosen = gate.get("chosen", {})
-        return {"threshold": gate.get("threshold"), "rule": gate.get("rule"), "stage": gate.get("stage"),
+        return {"threshold": gate.get("threshold"), "rule": gate.get("rule"), "cost": gate.get("cost"),
+                "score": score_name(gate["score"]), "separable": gate.get("separable"),
+                "auroc": gate.get("auroc"), "signals": gate.get("signals", []),
                 "chosen": chosen, "n_answerable": gate.get("n_answerable"),
                 "n_unanswerable": gate.get("n_unanswerable"), "golden": gate.get("golden"),
                 "split": gate.get("split"), "points": len(gate["sweep"]),

@@ -47,6 +47,7 @@ class RunFile:
     path: Path
     data: dict[str, Any] | None
     problem: str = ""
+    run: Any = None  # the validated Run when data is not None
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ class Catalog:
 
 
 def _read_run(name: str, path: Path) -> RunFile:
-    from glassrag.evaluate.compare import RunFileError, check_run
+    from glassrag.errors import RunFileError
+    from glassrag.schema import Run
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -224,13 +226,11 @@ def _read_run(name: str, path: Path) -> RunFile:
         return RunFile(name, path, None, f"unreadable: {e}")
     except json.JSONDecodeError as e:
         return RunFile(name, path, None, f"not JSON ({e.msg} at line {e.lineno})")
-    if not isinstance(data, dict):
-        return RunFile(name, path, None, "not a glassrag run file (not a JSON object)")
     try:
-        check_run(data, f"runs/{name}.json")
+        run = Run.from_dict(data, f"runs/{name}.json")
     except RunFileError as e:
         return RunFile(name, path, None, e.problem)
-    return RunFile(name, path, data)
+    return RunFile(name, path, data, run=run)
 
 
 def _inside(path: Path, folder: Path) -> bool:
