@@ -91,10 +91,11 @@ def test_golden_check_eval_compare_and_trec(corpus: Path, tmp_path: Path):
     r = glassrag("eval", "--index", idx, "--golden", golden, "--out", tmp_path / "a.json",
                  "--trec-run", tmp_path / "a.trec")
     assert r.returncode == 0, r.stderr
-    for table in ("metrics of the answer", "every stage", "by kind", "where the answer was lost"):
+    for table in ("the ranking before the gate", "every stage", "by kind", "where the answer was lost"):
         assert table in r.stdout
     run = json.loads((tmp_path / "a.json").read_text())
-    assert run["metrics"]["hit@1"]["n"] == 2 and run["golden"]["unanswerable"] == 1
+    assert run["answer"]["metrics"]["hit@1"]["n"] == 2 and run["golden"]["unanswerable"] == 1
+    assert run["ranking"]["stage"] == "bm25" and run["answer"]["stage"] == "answer"
 
     cfg = tmp_path / "fused.toml"
     cfg.write_text('[retrieve]\nretrievers = ["bm25", "lsa"]\nobserve = []\n')
@@ -102,6 +103,8 @@ def test_golden_check_eval_compare_and_trec(corpus: Path, tmp_path: Path):
                     "--out", tmp_path / "b.json").returncode == 0
     r = glassrag("compare", tmp_path / "a.json", tmp_path / "b.json")
     assert r.returncode == 0 and "McNemar exact" in r.stdout and "p (Holm)" in r.stdout
+    assert "answer declined_answerable" in r.stdout and "lower" in r.stdout
+    assert "settings that differ" in r.stdout and "retrieve.retrievers" in r.stdout
 
     assert glassrag("trec", "qrels", "--index", idx, "--golden", golden, "--level", "chunk",
                     "--out", tmp_path / "q.trec").returncode == 0
@@ -126,12 +129,14 @@ def test_invalid_golden_set_evaluates_nothing(corpus: Path, tmp_path: Path):
 
 
 def test_compare_refuses_a_run_of_another_version(tmp_path: Path):
-    (tmp_path / "old.json").write_text(json.dumps({"format": "glassrag-run", "format_version": 0,
-                                                  "glassrag_version": "0.0.1", "questions": []}))
-    (tmp_path / "new.json").write_text(json.dumps({"format": "glassrag-run", "format_version": 1,
-                                                  "questions": [], "metrics": {}}))
-    r = glassrag("compare", tmp_path / "new.json", tmp_path / "old.json")
-    assert r.returncode == 4 and "run format 0" in r.stderr and "re-run glassrag eval" in r.stderr
+    (tmp_path / "old.json").write_text(json.dumps({"format": "glassrag-run", "format_version": 1,
+                                                  "glassrag_version": "0.1.0", "questions": [],
+                                                  "metrics": {}}))
+    r = glassrag("compare", tmp_path / "old.json", tmp_path / "old.json")
+    assert r.returncode == 4 and "run format 1" in r.stderr and "re-run glassrag eval" in r.stderr
+    (tmp_path / "list.json").write_text("[1, 2]")
+    r = glassrag("compare", tmp_path / "list.json", tmp_path / "list.json")
+    assert r.returncode == 4 and "one JSON object, not list" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_rerank_train_calibrate_and_a_declined_answer(corpus: Path, tmp_path: Path):
@@ -155,7 +160,12 @@ def test_rerank_train_calibrate_and_a_declined_answer(corpus: Path, tmp_path: Pa
 
     r = glassrag("calibrate", "--index", idx, "--golden", golden)
     assert r.returncode == 0, r.stderr
-    assert "gate on rerank scores, rule balanced" in r.stdout  # auto: the trained reranker scores
+    assert "gate signals on the train split" in r.stdout and "top:rerank" in r.stdout  # auto: trained
+    # one unanswerable train question cannot show separation: the gate is told to decline nothing
+    assert "cannot tell answerable from unanswerable questions on this corpus (too few" in r.stdout
+    r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json")
+    gate = next(t for t in json.loads(r.stdout)["trace"] if t["name"] == "gate")
+    assert gate["notes"][0].startswith("passed: declines nothing") and "too few train questions" in gate["notes"][0]
     r = glassrag("ask", "Is there a gym membership?", "--index", idx, "--json")
     data = json.loads(r.stdout)
     assert data["declined"] and data["passage"] is None

@@ -240,9 +240,8 @@ def print_calibration(gate: dict[str, Any]) -> None:
     a = gate["auroc"]
     if not gate["separable"]:
         out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
-                  "cannot tell answerable from unanswerable questions on this corpus: the interval "
-                  "reaches 0.5, so the gate will decline nothing but questions that match no passage",
-                  markup=False)
+                  f"cannot tell answerable from unanswerable questions on this corpus ({gate['why']}), "
+                  "so the gate will decline nothing but questions that match no passage", markup=False)
         return
     c = gate["chosen"]
     rule = f"rule cost (c = {gate['cost']:g})" if gate["rule"] == "cost" else f"rule {gate['rule']}"

@@ -7,6 +7,7 @@ file can be recognised and its chunks reused.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Self
@@ -317,9 +318,10 @@ class Run(_Plain):
     SECTIONS = ("ranking", "answer")
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        """A deep copy as plain data (changing it leaves the run as it was)."""
+        out = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)}
         out["ranking"], out["answer"] = self.ranking.to_dict(), self.answer.to_dict()
-        out["questions"] = list(self.questions)
+        out["questions"] = list(out["questions"])
         return out
 
     @classmethod

@@ -45,7 +45,7 @@ def test_beir_metrics_equal_pytrec_eval(tmp_path: Path):
     assert len(index.chunks) == len(index.documents)  # one chunk per BEIR document
     questions = load_beir_questions(folder, "test")
     run = evaluate(Pipeline(index), questions)
-    write_run(run, tmp_path / "run.trec", level="doc")
+    write_run(run.to_dict(), tmp_path / "run.trec", level="doc")
     write_qrels(questions, tmp_path / "qrels.trec", level="doc")
     trec_run = read_run(tmp_path / "run.trec")
     qrels = read_qrels(tmp_path / "qrels.trec")
@@ -54,10 +54,10 @@ def test_beir_metrics_equal_pytrec_eval(tmp_path: Path):
     full = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"}).evaluate(scored)
     rr10 = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(cut10)
     mean = lambda per_q, key: sum(per_q.get(q, {}).get(key, 0.0) for q in qrels) / len(qrels)
-    assert run["metrics"]["ndcg@10"]["value"] == pytest.approx(mean(full, "ndcg_cut_10"), abs=1e-4)
-    assert run["metrics"]["recall@100"]["value"] == pytest.approx(mean(full, "recall_100"), abs=1e-4)
-    assert run["metrics"]["mrr@10"]["value"] == pytest.approx(mean(rr10, "recip_rank"), abs=1e-4)
-    assert run["metrics"]["ndcg@10"]["n"] == len(qrels)
+    assert run.ranking.metrics["ndcg@10"]["value"] == pytest.approx(mean(full, "ndcg_cut_10"), abs=1e-4)
+    assert run.ranking.metrics["recall@100"]["value"] == pytest.approx(mean(full, "recall_100"), abs=1e-4)
+    assert run.ranking.metrics["mrr@10"]["value"] == pytest.approx(mean(rr10, "recip_rank"), abs=1e-4)
+    assert run.ranking.metrics["ndcg@10"]["n"] == len(qrels)
 
 
 def test_query_id_equal_to_a_document_id_is_dropped(tmp_path: Path):
@@ -70,8 +70,8 @@ def test_query_id_equal_to_a_document_id_is_dropped(tmp_path: Path):
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n7\t8\t1\n")
     index, _ = build_index([folder], Config().with_overrides(lsa={"dim": 2}))
     run = evaluate(Pipeline(index), load_beir_questions(folder))
-    assert [d for _, d, _ in run["questions"][0]["ranking"]] == ["8"]
-    assert run["metrics"]["hit@1"]["value"] == 1.0
+    assert [d for _, d, _ in run.questions[0]["ranking"]] == ["8"]
+    assert run.answer.metrics["hit@1"]["value"] == 1.0 == run.ranking.metrics["hit@1"]["value"]
 
 
 def test_bad_beir_rows_are_reported_by_line(tmp_path: Path):

@@ -11,7 +11,7 @@ from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.evaluate.runs import evaluate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
-from glassrag.schema import Answer, Hit, Passage, StageTrace
+from glassrag.schema import Answer, Hit, Passage, Run, StageTrace
 
 SENSOR = "E-4107 means the tilt sensor lost calibration."
 QUESTIONS = [
@@ -25,22 +25,26 @@ QUESTIONS = [
 
 def test_run_metrics_causes_and_shape(index):
     run = evaluate(Pipeline(index), QUESTIONS, golden_path="inline")
-    by_id = {r["id"]: r for r in run["questions"]}
+    by_id = {r["id"]: r for r in run.questions}
     assert by_id["hit"]["stages"]["fuse"]["first_relevant_rank"] == 1
     assert by_id["hit"]["cause"] is None and by_id["hit"]["visible"] is True
     assert by_id["lost"]["cause"] == "not retrieved"
     assert by_id["gym"]["declined"] and by_id["gym"]["cause"] is None
     assert by_id["warranty"]["cause"] == "answered unanswerable"
-    m = run["metrics"]
-    assert m["hit@1"]["value"] == (1 + 0) / 2 and m["hit@1"]["n"] == 2
-    assert m["mrr@10"]["value"] == (1 / 1 + 0) / 2
-    assert m["declined_unanswerable"]["value"] == 1 / 2
-    assert m["answer_visible@5"]["value"] == 1 / 2
-    assert m["hit@1"]["low"] < 0.5 < m["hit@1"]["high"]
-    assert set(run["stages"]) == {"bm25", "lsa", "fuse", "gate", "budget", "answer"}
-    assert run["losses"] == {"not retrieved": ["lost"], "answered unanswerable": ["warranty"]}
-    assert run["ranking_stage"] == "fuse"
-    json.dumps(run)  # plain data
+    ranking, shown = run.ranking.metrics, run.answer.metrics
+    assert run.ranking.stage == "fuse" and run.answer.stage == "answer"
+    assert shown["hit@1"]["value"] == (1 + 0) / 2 and shown["hit@1"]["n"] == 2
+    assert ranking["mrr@10"]["value"] == (1 / 1 + 0) / 2 and "mrr@10" not in shown
+    assert shown["declined_unanswerable"]["value"] == 1 / 2 and "declined_unanswerable" not in ranking
+    assert shown["answer_visible@5"]["value"] == 1 / 2
+    assert shown["hit@1"]["low"] < 0.5 < shown["hit@1"]["high"]
+    assert set(run.stages) == {"bm25", "lsa", "fuse", "gate", "budget", "answer"}
+    assert run.losses == {"not retrieved": ["lost"], "answered unanswerable": ["warranty"]}
+    assert by_id["hit"]["metrics"]["ranking"]["mrr@10"] == 1.0
+    assert by_id["hit"]["metrics"]["answer"]["hit@5"] == 1.0
+    data = json.loads(json.dumps(run.to_dict()))  # plain data, and read back the same
+    assert Run.from_dict(data) == Run.from_dict(run.to_dict())
+    assert Run.from_dict(data).flat_metrics()["answer hit@1"] == shown["hit@1"]
 
 
 def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
@@ -48,8 +52,8 @@ def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
                                      lsa={"dim": 4})
     index, _ = build_index([corpus], config)
     run = evaluate(Pipeline(index), QUESTIONS[:1])
-    assert run["questions"][0]["cause"] == "cut"
-    assert run["questions"][0]["intact"] is False
+    assert run.questions[0]["cause"] == "cut"
+    assert run.questions[0]["intact"] is False
 
 
 def trace(bm25_ranks, fuse_ranks, k=5, declined=False, gate=False):
@@ -87,11 +91,11 @@ def test_every_question_mrr_matches_its_first_relevant_rank():
 
     index, _ = build_index([demo_docs()], Config())
     run = evaluate(Pipeline(index), load_golden(demo_golden(), "test"))
-    for r in run["questions"]:
+    for r in run.questions:
         if not r["answerable"]:
             continue
-        rank = r["stages"][run["ranking_stage"]]["first_relevant_rank"]
-        assert r["metrics"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
+        rank = r["stages"][run.ranking.stage]["first_relevant_rank"]
+        assert r["metrics"]["ranking"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
 
 
 def test_compare_two_configurations(index):
@@ -100,18 +104,56 @@ def test_compare_two_configurations(index):
                  QUESTIONS)
     result = compare_runs(a, b)
     rows = {r["metric"]: r for r in result["rows"]}
-    assert rows["hit@1"]["test"] == "McNemar exact"
-    assert rows["mrr@10"]["test"] == "paired randomisation"
+    assert rows["answer hit@1"]["test"] == "McNemar exact"
+    assert rows["ranking mrr@10"]["test"] == "paired randomisation"
     assert all(0 <= r["p_holm"] <= 1 and r["p_holm"] >= r["p"] for r in result["rows"])
     assert result["questions"] == 4
+    assert result["stages"] == {"a": {"ranking": "fuse", "answer": "answer"},
+                                "b": {"ranking": "bm25", "answer": "answer"}}
+    assert {"setting": "retrieve.retrievers", "a": ["bm25", "lsa"], "b": ["bm25"]} in result["settings"]
+
+
+def with_declined(run, declined):
+    """The run with its answerable questions' declined outcomes replaced."""
+    data = run.to_dict()
+    for r in data["questions"]:
+        if r["answerable"]:
+            r["metrics"]["answer"]["declined_answerable"] = float(declined[r["id"]])
+    return data
+
+
+def test_compare_knows_fewer_declined_answers_is_better(index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    a = with_declined(run, {"hit": True, "lost": True})
+    b = with_declined(run, {"hit": False, "lost": True})
+    row = next(r for r in compare_runs(a, b)["rows"] if r["metric"] == "answer declined_answerable")
+    assert row["diff"] == -0.5 and row["direction"] == "DOWN" and row["better"] == "lower"
+    assert row["verdict"] == "better" and row["improved"] == 1 and row["degraded"] == 0
+    back = next(r for r in compare_runs(b, a)["rows"] if r["metric"] == "answer declined_answerable")
+    assert back["verdict"] == "worse" and back["improved"] == 0 and back["degraded"] == 1
 
 
 def test_compare_refuses_another_format(index):
-    a = evaluate(Pipeline(index), QUESTIONS)
-    with pytest.raises(RunFileError, match="run format 0"):
-        compare_runs(a, {**a, "format_version": 0}, "new.json", "old.json")
+    a = evaluate(Pipeline(index), QUESTIONS).to_dict()
+    with pytest.raises(RunFileError, match="run format 1"):
+        compare_runs(a, {**a, "format_version": 1}, "new.json", "old.json")
     with pytest.raises(RunFileError, match="not a glassrag run"):
         compare_runs(a, {"questions": []})
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: [1, 2], "one JSON object, not list"),
+    (lambda d: {**d, "questions": "x"}, "'questions' should be a list"),
+    (lambda d: {**d, "questions": [{"id": 5}]}, "question record 1"),
+    (lambda d: {**d, "answer": {"stage": "answer", "metrics": {"hit@5": 0.3}}}, "answer metric 'hit@5'"),
+    (lambda d: {**d, "ranking": [1]}, "'ranking' should be"),
+    (lambda d: {**d, "stages": {"bm25": [1]}}, "stage 'bm25'"),
+    (lambda d: {**d, "k": "5"}, "'k' should be"),
+])
+def test_a_run_file_of_the_wrong_shape_is_refused_by_name(index, damage, message):
+    data = evaluate(Pipeline(index), QUESTIONS).to_dict()
+    with pytest.raises(RunFileError, match=message):
+        Run.from_dict(damage(data), "runs/x.json")
 
 
 def test_relevance_by_document_and_locator_without_text(index):

@@ -30,13 +30,15 @@ PLAIN = {"rerank": {"method": "none"}, "gate": {"enabled": False}}
 
 
 def write_run(folder: Path, name: str, config: Config) -> dict:
+    """Evaluate the test split with `config` and save the run as runs/NAME.json; returns it as plain data."""
     index = EmbeddedStore(folder).read()
     questions = load_golden(demo_golden(), "test")
     run = evaluate(Pipeline(index, config), questions, golden_path=str(demo_golden()), split="test",
                    index_path=str(folder))
     (folder / "runs").mkdir(exist_ok=True)
-    (folder / "runs" / f"{name}.json").write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
-    return run
+    data = run.to_dict()
+    (folder / "runs" / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return data
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +51,7 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert not report.failed
     questions = load_golden(demo_golden())
     index.extra["reranker"] = train_reranker(index, config, questions, str(demo_golden()))
-    gate, reader = calibrate_index(index, config, questions, "balanced", str(demo_golden()))
+    gate, reader = calibrate_index(index, config, questions, config.gate.rule, str(demo_golden()))
     index.extra["gate"], index.extra["reader"] = gate, reader
     EmbeddedStore(folder).write(index)
     write_run(folder, "defaults-test", config)

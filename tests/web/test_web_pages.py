@@ -165,17 +165,25 @@ def test_analytics_numbers_are_the_run_files(client: TestClient, demo_index: Pat
     runs = {n: json.loads((demo_index / "runs" / f"{n}.json").read_text()) for n in ("defaults-test", "plain-test")}
     assert [r["name"] for r in data["runs"]] == ["defaults-test", "plain-test"]
     assert data["selected"] == "defaults-test"
+    shown = {row["metric"] for row in data["metrics"]["rows"]}
+    assert {"answer hit@5", "ranking hit@5", "answer declined_answerable", "ranking mrr@10"} <= shown
     for row in data["metrics"]["rows"]:
+        section, name = row["metric"].split(" ")
         for cell in row["cells"]:
-            recorded = runs[cell["run"]]["metrics"].get(row["metric"])
+            recorded = runs[cell["run"]][section]["metrics"].get(name)
             if recorded is None:
                 assert cell["metric"] is None
             else:
                 assert {k: cell["metric"][k] for k in ("value", "low", "high", "n")} == recorded
-    hit = next(r for r in data["metrics"]["rows"] if r["metric"] == "hit@5")
+    hit = next(r for r in data["metrics"]["rows"] if r["metric"] == "answer hit@5")
     versus = hit["cells"][1]["versus"]
     assert versus["test"] == "McNemar exact" and versus["diff"] == pytest.approx(
-        runs["plain-test"]["metrics"]["hit@5"]["value"] - runs["defaults-test"]["metrics"]["hit@5"]["value"])
+        runs["plain-test"]["answer"]["metrics"]["hit@5"]["value"]
+        - runs["defaults-test"]["answer"]["metrics"]["hit@5"]["value"])
+    declined = next(r for r in data["metrics"]["rows"] if r["metric"] == "answer declined_answerable")
+    versus = declined["cells"][1]["versus"]
+    assert versus["better"] == "lower"
+    assert versus["verdict"] == ("better" if versus["diff"] < 0 else "worse" if versus["diff"] > 0 else "same")
     assert {c["cause"]: [q["id"] for q in c["questions"]] for c in data["losses"]["causes"]} == \
         runs["defaults-test"]["losses"]
     records = {q["id"]: q for q in runs["defaults-test"]["questions"]}
@@ -193,7 +201,7 @@ def test_an_edited_run_file_changes_the_page(index_copy: Path, make_client):
     """Nothing is typed into a template: change a number in a run file and the page follows."""
     path = index_copy / "runs" / "defaults-test.json"
     run = json.loads(path.read_text())
-    run["metrics"]["hit@5"].update(value=0.4321, low=0.1234, high=0.8765)
+    run["answer"]["metrics"]["hit@5"].update(value=0.4321, low=0.1234, high=0.8765)
     (index_copy / "runs" / "edited.json").write_text(json.dumps(run))
     client = make_client(index_copy)
     page = text_of(client.get("/analytics").text)

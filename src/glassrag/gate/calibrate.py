@@ -19,7 +19,8 @@ Separation is the AUROC of the score (Mann-Whitney: the chance that a random ans
 question outscores a random unanswerable one, ties count half) with a percentile
 bootstrap interval. When the interval reaches 0.5 the score cannot separate the two on
 this corpus: the threshold is left empty (None) and the gate declines nothing but questions
-with no match at all, and says why.
+with no match at all, and says why. So it is with fewer than MIN_PER_CLASS questions in
+either population, where no interval can be trusted.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from glassrag.errors import ConfigError
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 
 RULES = ("cost", "balanced", "keep95")
+# below this many found answers or unanswerable questions, no interval means anything
+MIN_PER_CLASS = 5
 
 
 def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
@@ -157,11 +160,16 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
             best = combo
             score = fit_combined(answerable, unanswerable, names)
     table.sort(key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
-    separable = bool(best["low"] > 0.5)
+    few = min(len(answerable), len(unanswerable)) < MIN_PER_CLASS
+    separable = bool(best["low"] > 0.5) and not few
+    why = (f"too few train questions to tell: {len(answerable)} found answers and {len(unanswerable)} "
+           f"unanswerable (at least {MIN_PER_CLASS} of each are needed)" if few else
+           "" if separable else
+           f"the AUROC interval [{best['low']:.2f}, {best['high']:.2f}] reaches 0.5")
     rows = sweep(*scores[best["signal"]], cost)
     chosen = choose(rows, rule, cost)
     return {"score": score, "threshold": chosen["threshold"] if separable else None, "rule": rule,
-            "cost": cost, "separable": separable,
+            "cost": cost, "separable": separable, "why": why,
             "auroc": {k: best[k] for k in ("auroc", "low", "high")},
             "signals": table, "chosen": chosen, "sweep": rows,
             "n_answerable": len(answerable), "n_unanswerable": len(unanswerable)}

@@ -82,9 +82,9 @@ class Gate:
         name = score_name(cal["score"])
         a = cal["auroc"]
         if not cal.get("separable") or cal.get("threshold") is None:
-            return False, (f"declines nothing: on the train split its best score ({name}) could not "
-                           f"tell answerable from unanswerable questions (AUROC {a['auroc']:.2f}, 95% "
-                           f"interval {a['low']:.2f}–{a['high']:.2f} reaches 0.5)")
+            return False, (f"declines nothing: on the train split its best score ({name}, AUROC "
+                           f"{a['auroc']:.2f}) could not tell answerable from unanswerable questions: "
+                           + cal.get("why", f"the interval [{a['low']:.2f}, {a['high']:.2f}] reaches 0.5"))
         score = value(cal["score"], signals)
         if score is None:
             return False, f"a signal of the gate's score ({name}) is missing: run glassrag calibrate again"

@@ -233,7 +233,7 @@ class AnalyticsView:
             return None
         chosen = gate.get("chosen", {})
         return {"threshold": gate.get("threshold"), "rule": gate.get("rule"), "cost": gate.get("cost"),
-                "score": score_name(gate["score"]), "separable": gate.get("separable"),
+                "score": score_name(gate["score"]), "separable": gate.get("separable"), "why": gate.get("why"),
                 "auroc": gate.get("auroc"), "signals": gate.get("signals", []),
                 "chosen": chosen, "n_answerable": gate.get("n_answerable"),
                 "n_unanswerable": gate.get("n_unanswerable"), "golden": gate.get("golden"),
