@@ -83,20 +83,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return EXIT_SOME_FILES_FAILED if report.failed else 0
 
 
-# fusion of BM25 with a neural retriever: min-max weighted fusion, the weight of BM25
-# chosen on SciFact's train split by bench/scifact_neural.py (0.6: train nDCG@10 0.7335;
-# test once: 0.7253, against 0.7184 for RRF)
-NEURAL_FUSION = {"method": "weighted", "weight": 0.6}
-
-
 def with_embedder(config: Config, model: str) -> Config:
-    """An index built with a neural embedder answers from BM25 fused with it (NEURAL_FUSION)."""
+    """An index built with a neural embedder answers from BM25 fused with it by weighted
+    fusion, BM25 weighing [fuse] neural_weight."""
     from glassrag.indexer import retriever_name
 
     models = list(dict.fromkeys([*config.neural.models, model]))
     return config.with_overrides(neural={"models": models},
                                  retrieve={"retrievers": ["bm25", retriever_name(model)]},
-                                 fuse=NEURAL_FUSION)
+                                 fuse={"method": "weighted", "weight": config.fuse.neural_weight})
 
 
 # ask ---------------------------------------------------------------------------------------

@@ -106,6 +106,10 @@ class FuseSettings:
     k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009")
     weight: float = setting(0.7, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
                             "measurement M6")
+    neural_weight: float = setting(0.35, "the weight of BM25 that `ingest --embedder` sets when it fuses "
+                                   "BM25 with the neural retriever (weighted fusion)",
+                                   "bench/fusion.py: the train splits of SciFact (nDCG@10) and of the "
+                                   "demo (hit@5) both choose 0.35")
 
 
 @dataclass(frozen=True)
