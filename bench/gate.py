@@ -1,0 +1,264 @@
+"""The gate on every corpus with unanswerable questions: how well its signals separate, what
+each rule costs in answers, and the measurement behind the default cost (M12).
+
+    python bench/gate.py                 # demo handbook, SciFact with abstention, real documents
+    python bench/gate.py --neural        # also the demo and SciFact-abstain with MiniLM fused
+
+SciFact with abstention is built here from ../shared/bench/scifact: for a fixed random half
+(seed 0) of the train queries and of the test queries, their relevant documents are removed
+from the corpus, so those queries become on-topic unanswerable ones (a kept query that loses
+every relevant document with them becomes unanswerable too). The folder is written to
+bench/out/scifact-abstain/ in BEIR layout, with the removed queries' qrels kept at grade 0.
+
+For each corpus: the index with glassrag's defaults, the learned reranker trained on the
+train split, then
+
+1. M12, the default cost: for each c in COSTS, 5-fold cross-validation inside the train
+   split (calibrate on four folds, decline or pass the fifth) gives the share of answerable
+   questions declined, of found answers declined, and of unanswerable questions declined;
+   the default is the smallest c whose cross-validated share of answerable questions
+   declined is at most 5 % on every corpus.
+2. Each rule (cost with the default c, balanced, keep95) calibrated on train and evaluated
+   once on test: ranking hit@5 before the gate, answer hit@5 after it, both declined
+   rates, and the AUROC on test of the score the gate chose.
+
+Results: bench/results/gate.json and gate.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import random
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from glassrag.config import Config
+from glassrag.evaluate.beir import load_beir_questions
+from glassrag.evaluate.golden import load_golden
+from glassrag.evaluate.relevance import Judge
+from glassrag.evaluate.runs import code_version, evaluate
+from glassrag.evaluate.tune import calibrate_index, train_reranker
+from glassrag.gate.calibrate import auroc, calibrate
+from glassrag.gate.score import CV_FOLDS, folds, value
+from glassrag.gate.signals import RANKING_KINDS
+from glassrag.gate.threshold import Gate
+from glassrag.indexer import build_index
+from glassrag.pipeline import Pipeline
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import RESULTS, ROOT, SCIFACT, save  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+COSTS = [1.0, 2.0, 3.0, 5.0, 8.0, 10.0, 15.0, 20.0, 30.0, 50.0]
+KEEP = 0.95  # the default keeps this share of answerable train questions (cross-validated)
+
+
+def scifact_abstain(seed: int = 0) -> Path:
+    """The SciFact-with-abstention folder (rebuilt only when missing)."""
+    folder = OUT / "scifact-abstain"
+    if (folder / "qrels" / "test.tsv").is_file():
+        return folder
+    qrels: dict[str, dict[str, dict[str, int]]] = {}
+    for split in ("train", "test"):
+        rows = (SCIFACT / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]
+        for line in rows:
+            cells = line.strip().split("\t")
+            if len(cells) == 3:
+                qrels.setdefault(split, {}).setdefault(cells[0], {})[cells[1]] = int(cells[2])
+    rng = random.Random(seed)
+    removed: set[str] = set()
+    for split in ("train", "test"):
+        qids = sorted(qrels[split], key=int)
+        for q in rng.sample(qids, len(qids) // 2):
+            removed |= set(qrels[split][q])
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "qrels").mkdir(parents=True)
+    with (tmp / "corpus.jsonl").open("w") as out:
+        for line in (SCIFACT / "corpus.jsonl").read_text().splitlines():
+            if line.strip() and json.loads(line)["_id"] not in removed:
+                out.write(line + "\n")
+    shutil.copy(SCIFACT / "queries.jsonl", tmp / "queries.jsonl")
+    for split in ("train", "test"):
+        lines = ["query-id\tcorpus-id\tscore"]
+        for q, docs in qrels[split].items():
+            lines += [f"{q}\t{d}\t{0 if d in removed else g}" for d, g in docs.items()]
+        (tmp / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder
+
+
+def corpora(neural: bool) -> list[dict[str, Any]]:
+    from glassrag.demo import demo_docs, demo_golden
+
+    sf = scifact_abstain()
+    out = [
+        {"name": "demo handbook", "paths": [demo_docs()], "questions": load_golden(demo_golden())},
+        {"name": "SciFact with abstention", "paths": [sf],
+         "questions": load_beir_questions(sf, "train") + load_beir_questions(sf, "test")},
+    ]
+    real = ROOT / "bench" / "real_docs"
+    if (real / "golden.jsonl").is_file():
+        out.append({"name": "real documents", "paths": [ROOT / "tests" / "fixtures" / "real"],
+                    "questions": load_golden(real / "golden.jsonl")})
+    if neural:
+        out += [dict(c, name=c["name"] + " + MiniLM", embedder="minilm") for c in out[:2]]
+    return out
+
+
+def build(corpus: dict[str, Any]) -> Any:
+    config = Config()
+    if corpus.get("embedder"):
+        from glassrag.cli import with_embedder
+
+        config = with_embedder(config, corpus["embedder"])
+    cache = OUT / "embedding-cache"
+    index, report = build_index(corpus["paths"], config, cache_dir=cache)
+    assert not report.failed, report.failed
+    index.extra["reranker"] = train_reranker(index, config, corpus["questions"], corpus["name"])
+    return index
+
+
+def train_signals(index: Any, questions: list) -> list[dict[str, Any]]:
+    """Every train question's gate signals, whether it is answerable and whether the ranking
+    found its answer in the top k (one pass with the gate off)."""
+    config = replace(index.config, gate=replace(index.config.gate, enabled=False))
+    pipeline = Pipeline(index, config)
+    judge = Judge(index.chunks)
+    k = config.answer.k
+    rows = []
+    for q in [q for q in questions if q.split == "train"]:
+        answer = pipeline.run(q.question)
+        gate = next(t for t in answer.trace if t.kind == "gate")
+        j = judge.judge(q)
+        ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
+        found = q.answerable and any(h.chunk_id in j.relevant_chunks() - j.excluded for h in ranking.hits[:k])
+        rows.append({"answerable": q.answerable, "found": found, "signals": gate.params.get("signals") or None})
+    return rows
+
+
+def cross_validate(rows: list[dict[str, Any]], cost: float, seed: int = 0) -> dict[str, float]:
+    """Shares declined when each fold is gated by a calibration on the other four."""
+    fold = folds(len(rows), CV_FOLDS, seed)
+    declined = {"answerable": [], "found": [], "unanswerable": []}
+    for f in range(CV_FOLDS):
+        fit = [r for r, g in zip(rows, fold) if g != f and r["signals"]]
+        pos = [r["signals"] for r in fit if r["found"]]
+        neg = [r["signals"] for r in fit if not r["answerable"]]
+        gate = Gate(calibrate(pos, neg, "cost", cost, "cv"), {})
+        for r, g in zip(rows, fold):
+            if g != f:
+                continue
+            d = gate.decide(r["signals"])[0]
+            declined["answerable" if r["answerable"] else "unanswerable"].append(d)
+            if r["found"]:
+                declined["found"].append(d)
+    return {k: float(np.mean(v)) if v else float("nan") for k, v in declined.items()}
+
+
+def test_run(index: Any, questions: list, rule: str, cost: float) -> dict[str, Any]:
+    fitted = copy.copy(index)
+    fitted.extra = dict(index.extra)
+    config = index.config.with_overrides(gate={"rule": rule, "cost": cost})
+    gate, reader = calibrate_index(fitted, config, questions, rule, "bench", cost=cost)
+    fitted.extra.update(gate=gate, reader=reader)
+    run = evaluate(Pipeline(fitted, config), [q for q in questions if q.split == "test"])
+    k = run.k
+    found = [r["gate_signals"] for r in run.questions if r["answerable"] and r["gate_signals"]
+             and r["metrics"]["ranking"].get(f"hit@{k}")]
+    neg = [r["gate_signals"] for r in run.questions if not r["answerable"] and r["gate_signals"]]
+    score = gate["score"]
+    test_auroc = auroc([value(score, s) for s in found], [value(score, s) for s in neg]) if found and neg else None
+    m = {**{f"ranking {n}": v["value"] for n, v in run.ranking.metrics.items()},
+         **{f"answer {n}": v["value"] for n, v in run.answer.metrics.items()}}
+    return {"rule": rule, "cost": cost if rule == "cost" else None,
+            "score": score if score["kind"] == "signal" else {"kind": "combined", "names": score["names"]},
+            "separable": gate["separable"], "train_auroc": gate["auroc"], "threshold": gate["threshold"],
+            "test_auroc": test_auroc, "ranking_hit5": m[f"ranking hit@{k}"], "answer_hit5": m[f"answer hit@{k}"],
+            "declined_answerable": m["answer declined_answerable"],
+            "declined_unanswerable": m["answer declined_unanswerable"],
+            "n_answerable": run.golden["answerable"], "n_unanswerable": run.golden["unanswerable"],
+            "signals_test": run.gate["signals"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--neural", action="store_true", help="also the MiniLM-fused indexes")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    results: dict[str, Any] = {"corpora": {}}
+    built = {}
+    for corpus in corpora(args.neural):
+        print(f"== {corpus['name']}", flush=True)
+        index = build(corpus)
+        rows = train_signals(index, corpus["questions"])
+        cv = {str(c): cross_validate(rows, c) for c in COSTS}
+        built[corpus["name"]] = (index, corpus["questions"])
+        results["corpora"][corpus["name"]] = {
+            "train": {"answerable": sum(r["answerable"] for r in rows), "found": sum(r["found"] for r in rows),
+                      "unanswerable": sum(not r["answerable"] for r in rows)},
+            "cv": cv}
+        for c in COSTS:
+            v = cv[str(c)]
+            print(f"  c {c:>4g}: CV declined answerable {v['answerable']:.3f}, found {v['found']:.3f}, "
+                  f"unanswerable {v['unanswerable']:.3f}")
+    ok = [c for c in COSTS if all(r["cv"][str(c)]["answerable"] <= 1 - KEEP for r in results["corpora"].values())]
+    default = min(ok) if ok else max(COSTS)
+    results["default_cost"] = default
+    print(f"default cost: {default} (smallest c with CV declined answerable ≤ {1 - KEEP:.0%} on every corpus)")
+    for name, (index, questions) in built.items():
+        rules = [test_run(index, questions, "cost", default), test_run(index, questions, "balanced", 1.0),
+                 test_run(index, questions, "keep95", default)]
+        results["corpora"][name]["test"] = rules
+        for r in rules:
+            s = r["score"].get("name", "combined")
+            print(f"  {name} {r['rule']:8s} score {s:12s} sep {r['separable']!s:5s} train AUROC "
+                  f"{r['train_auroc']['auroc']:.3f} test AUROC {r['test_auroc'] if r['test_auroc'] is None else round(r['test_auroc'], 3)}"
+                  f" | ranking hit@5 {r['ranking_hit5']:.3f} answer hit@5 {r['answer_hit5']:.3f} "
+                  f"declined A {r['declined_answerable']:.3f} U {r['declined_unanswerable']:.3f}")
+    import importlib.metadata as md
+
+    results.update({"code_version": code_version(), "machine": platform.platform(),
+                    "versions": {p: md.version(p) for p in ("numpy", "scipy")}, "seeds": {"abstain": 0, "cv": 0}})
+    save("gate", results)
+    write_markdown(results)
+
+
+def write_markdown(results: dict[str, Any]) -> None:
+    lines = ["# The gate on every corpus (bench/gate.py)", "",
+             f"Default cost: **{results['default_cost']:g}** (the smallest c whose 5-fold cross-validated "
+             f"share of answerable train questions declined is at most {1 - KEEP:.0%} on every corpus).", "",
+             "## M12: cross-validated on the train split", "",
+             "| corpus | c | declined answerable | declined found answers | declined unanswerable |",
+             "|---|---|---|---|---|"]
+    for name, r in results["corpora"].items():
+        for c, v in r["cv"].items():
+            lines.append(f"| {name} | {float(c):g} | {v['answerable']:.3f} | {v['found']:.3f} | {v['unanswerable']:.3f} |")
+    lines += ["", "## Test split, each rule calibrated on train", "",
+              "| corpus | rule | gate score | separable | AUROC train [95%] | AUROC test | ranking hit@5 | "
+              "answer hit@5 | declined answerable | declined unanswerable |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in results["corpora"].items():
+        for t in r.get("test", []):
+            a = t["train_auroc"]
+            rule = f"cost (c = {t['cost']:g})" if t["rule"] == "cost" else t["rule"]
+            score = t["score"].get("name", "combined")
+            test_auroc = "—" if t["test_auroc"] is None else f"{t['test_auroc']:.3f}"
+            lines.append(f"| {name} | {rule} | {score} | {'yes' if t['separable'] else 'no'} | "
+                         f"{a['auroc']:.3f} [{a['low']:.2f}, {a['high']:.2f}] | {test_auroc} | "
+                         f"{t['ranking_hit5']:.3f} | {t['answer_hit5']:.3f} | {t['declined_answerable']:.3f} | "
+                         f"{t['declined_unanswerable']:.3f} |")
+    (RESULTS / "gate.md").write_text("\n".join(lines) + "\n")
+
+if __name__ == "__main__":
+    main()
