@@ -26,3 +26,13 @@ def test_max_mb_must_be_a_finite_positive_number(corpus: Path, tmp_path: Path, v
     assert f"argument --max-mb: '{value}' must be a finite number > 0" in r.stderr
     no_traceback(r)
     assert not (tmp_path / "idx").exists()
+
+
+def test_lsa_dim_below_one_is_a_setting_error(corpus: Path, tmp_path: Path):
+    """`[lsa] dim = -1` raised IndexError inside the SVD."""
+    config = tmp_path / "c.toml"
+    config.write_text("[lsa]\ndim = -1\n")
+    r = glassrag("ingest", corpus, "--index", tmp_path / "idx", "--config", config)
+    assert r.returncode == 2
+    assert "[lsa] dim must be a whole number of at least 1, got -1" in r.stderr
+    no_traceback(r)

@@ -32,22 +32,30 @@ class TermCounts:
 
     @classmethod
     def build(cls, token_lists: Iterable[list[str]]) -> "TermCounts":
+        """Counts from analysed documents, read one at a time: each document's tokens
+        become (term, count) arrays at once, so memory holds counts, not tokens."""
         vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
+        terms: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        per_doc: list[int] = []  # distinct terms of each document
         lengths: list[int] = []
-        for i, tokens in enumerate(token_lists):
-            ids = [vocab.setdefault(t, len(vocab)) for t in tokens]
-            cols.extend(ids)
-            rows.extend([i] * len(ids))
+        for tokens in token_lists:
+            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64,
+                              count=len(tokens))
+            uniq, n = np.unique(ids, return_counts=True)
+            terms.append(uniq)
+            counts.append(n.astype(np.float32))
+            per_doc.append(len(uniq))
             lengths.append(len(ids))
         n_docs = len(lengths)
-        tf = sp.csc_matrix(
-            (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, dtype=np.int64),
-                                                    np.asarray(cols, dtype=np.int64))),
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(per_doc, out=indptr[1:])
+        tf = sp.csr_matrix(
+            (np.concatenate(counts) if counts else np.empty(0, dtype=np.float32),
+             np.concatenate(terms) if terms else np.empty(0, dtype=np.int64), indptr),
             shape=(n_docs, len(vocab)),
-        )
-        tf.sum_duplicates()
+        ).tocsc()
+        tf.sort_indices()
         return cls(vocab, tf, np.asarray(lengths, dtype=np.float32))
 
 
