@@ -92,33 +92,47 @@ class Chunker:
     def pack(self, text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Greedily join consecutive pieces (sentences, paragraphs) up to `size` units,
         carrying trailing pieces of at most `overlap` units into the next chunk; a piece
-        longer than `size` is cut into fixed windows."""
+        longer than `size` is cut into fixed windows.
+
+        A chunk's size is measured as it will be cut: with `unit = chars` the white space
+        that joins its pieces counts too, so no chunk is longer than `size` characters."""
         sizes = [count_units(text[a:b], self.unit) for a, b in pieces]
+        before = list(itertools.accumulate(sizes, initial=0))  # units before piece i
+
+        def measure(first: int, last: int) -> int:
+            """Units of the chunk that runs from piece `first` to piece `last`."""
+            if self.unit == "chars":
+                return pieces[last][1] - pieces[first][0]
+            return before[last + 1] - before[first]
+
         out: list[tuple[int, int]] = []
-        current: list[int] = []
-        total = 0
+        current: list[int] = []  # consecutive pieces of the open chunk
         for i, n in enumerate(sizes):
             if n > self.size:
                 if current:
                     out.append((pieces[current[0]][0], pieces[current[-1]][1]))
-                    current, total = [], 0
+                    current = []
                 out.extend(self.windows(text, *pieces[i]))
                 continue
-            if current and total + n > self.size:
+            if current and measure(current[0], i) > self.size:
                 out.append((pieces[current[0]][0], pieces[current[-1]][1]))
                 carried: list[int] = []
-                kept = 0
                 for j in reversed(current):
-                    if kept + sizes[j] > self.overlap or kept + sizes[j] + n > self.size:
+                    if measure(j, current[-1]) > self.overlap or measure(j, i) > self.size:
                         break
                     carried.insert(0, j)
-                    kept += sizes[j]
-                current, total = carried, kept
+                current = carried
             current.append(i)
-            total += n
         if current:
             out.append((pieces[current[0]][0], pieces[current[-1]][1]))
         return out
+
+
+def trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) without the white space at either end (empty: start == end)."""
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    return (start + lead, start + max(lead, len(piece.rstrip())))
 
 
 class Locator:
