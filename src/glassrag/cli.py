@@ -267,11 +267,16 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
     from glassrag.evaluate.golden import KINDS, check_against, load_golden
     from glassrag.store import EmbeddedStore
 
-    questions = load_golden(Path(args.file))
-    if args.index:
-        problems = check_against(questions, EmbeddedStore(args.index).read().documents)
+    documents = EmbeddedStore(args.index).read().documents if args.index else None
+    if Path(args.file).is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
+        from glassrag.evaluate.beir import load_beir_questions
+
+        questions = load_beir_questions(Path(args.file), "all")
+        problems = check_against(questions, documents) if documents is not None else []
         if problems:
             raise GoldenError(str(args.file), problems)
+    else:
+        questions = load_golden(Path(args.file), documents=documents)
     table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
     table.add_column("kind")
     for split in ("train", "test"):
@@ -289,17 +294,12 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
 
 def load_questions(golden: Path, split: str, documents: Any) -> list:
     """A JSONL golden set or a BEIR folder, validated (against the index too) before use."""
-    from glassrag.errors import GoldenError
     from glassrag.evaluate.beir import load_beir_questions
-    from glassrag.evaluate.golden import check_against, load_golden
+    from glassrag.evaluate.golden import load_golden
 
     if golden.is_dir():
         return load_beir_questions(golden, split)
-    questions = load_golden(golden, split)
-    problems = check_against(questions, documents)
-    if problems:
-        raise GoldenError(str(golden), problems)
-    return questions
+    return load_golden(golden, split, documents)
 
 
 def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path | None) -> dict:

@@ -182,7 +182,7 @@ class EmbeddedStore:
                 "rebuild it with glassrag ingest (the documents are not changed)")
         try:
             return self._read_generation(folder, manifest)
-        except (OSError, ValueError, KeyError) as err:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
             raise StoreError(f"{folder}: index files damaged ({type(err).__name__}: {err})",
                              "rebuild the index with glassrag ingest") from None
 
