@@ -342,3 +342,29 @@ def test_a_run_is_listed_without_a_restart(index_copy: Path, make_client):
     (index_copy / "runs" / "copy.json").write_bytes((index_copy / "runs" / "plain-test.json").read_bytes())
     after = [r["name"] for r in client.get("/analytics.json").json()["runs"]]
     assert after == sorted(before + ["copy"])
+
+
+def test_a_document_with_url_characters_in_its_name_links_its_json_twin(make_client, tmp_path: Path):
+    """Issue 13.7: `Q&A #2.md` gave a twin link that answered 404, `we?ird#name.md` one that
+    answered 400: the id was put in the link without URL-encoding."""
+    from urllib.parse import quote
+
+    from glassrag.config import Config
+    from glassrag.indexer import build_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "Q&A #2.md").write_text("# Questions\n\nThe answer is forty-two.\n")
+    (docs / "we?ird#name.md").write_text("# Weird\n\nA weird name.\n")
+    (docs / "100% sure.md").write_text("# Sure\n\nCompletely.\n")
+    index, _ = build_index([docs], Config().with_overrides(lsa={"dim": 2}))
+    EmbeddedStore(tmp_path / "idx").write(index)
+    client = make_client(tmp_path / "idx")
+    for doc_id in ("Q&A #2", "we?ird#name", "100% sure"):
+        html = client.get("/documents/" + quote(doc_id))
+        assert html.status_code == 200, doc_id
+        twin = re.search(r'<a class="twin" href="([^"]+)"', html.text)
+        assert twin
+        r = client.get(unescape(twin.group(1)))
+        assert r.status_code == 200, (doc_id, twin.group(1))
+        assert r.json()["document"]["id"] == doc_id

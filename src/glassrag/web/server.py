@@ -17,7 +17,7 @@ import socket
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
@@ -198,7 +198,7 @@ class Pages:
         data = document_view(source.index(), source.name, doc_id)
         if as_json:
             return json_response(data)
-        twin = f"/documents/{doc_id}.json?" + urlencode({"index": source.name})
+        twin = f"/documents/{quote(doc_id)}.json?" + urlencode({"index": source.name})
         return self.html("document.html", data, request, "documents", twin)
 
     def glossary(self, request: Request, as_json: bool) -> Response:
