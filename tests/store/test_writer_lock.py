@@ -124,3 +124,23 @@ def test_a_first_write_killed_half_way_does_not_block_the_folder(index, tmp_path
     EmbeddedStore(tmp_path / "idx").write(index)
     assert EmbeddedStore(tmp_path / "idx").read().chunks == index.chunks
     assert not (tmp_path / "idx" / ".tmp-gen-20260101-000000-abcdef").exists()
+
+
+def test_an_index_folder_the_user_cannot_write_is_a_message(tmp_path: Path):
+    """Run as the unprivileged user `nobody` when the tests run as root (root writes anywhere)."""
+    import os
+    import shutil
+
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: every folder is writable")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        r = subprocess.run([*as_nobody, sys.executable, "-m", "glassrag.cli", "ingest", str(tmp_path),
+                            "--index", str(locked / "idx")], capture_output=True, text=True, timeout=120)
+    finally:
+        locked.chmod(0o755)
+    assert r.returncode == 3, r.stderr
+    assert "cannot take the writer lock (Permission denied)" in r.stderr and "Traceback" not in r.stderr

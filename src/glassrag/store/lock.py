@@ -88,8 +88,12 @@ class WriterLock:
         return fd
 
     def _open(self) -> int:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise StoreError(f"{self.path.parent}: cannot take the writer lock ({e.strerror})",
+                             "check that the index folder is writable by you") from None
 
     def _still_linked(self, fd: int) -> bool:
         """The locked file is the one at `path` (not one unlinked while this writer waited)."""
