@@ -126,21 +126,25 @@ def test_a_first_write_killed_half_way_does_not_block_the_folder(index, tmp_path
     assert not (tmp_path / "idx" / ".tmp-gen-20260101-000000-abcdef").exists()
 
 
-def test_an_index_folder_the_user_cannot_write_is_a_message(tmp_path: Path):
+def test_an_index_folder_the_user_cannot_write_is_a_message():
     """Run as the unprivileged user `nobody` when the tests run as root (root writes anywhere)."""
     import os
     import shutil
+    import tempfile
 
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         pytest.skip("running as root without setpriv: every folder is writable")
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o555)
+    shared = Path(tempfile.mkdtemp(prefix="glassrag-lock-"))
     try:
-        r = subprocess.run([*as_nobody, sys.executable, "-m", "glassrag.cli", "ingest", str(tmp_path),
-                            "--index", str(locked / "idx")], capture_output=True, text=True, timeout=120)
+        shared.chmod(0o755)
+        (shared / "closed").mkdir(mode=0o700)  # not even enterable
+        (shared / "readonly").mkdir(mode=0o555)  # enterable, not writable
+        for index, expected in [(shared / "closed" / "idx", "cannot be reached (Permission denied)"),
+                                (shared / "readonly", "cannot take the writer lock (Permission denied)")]:
+            r = subprocess.run([*as_nobody, sys.executable, "-m", "glassrag.cli", "ingest", str(shared),
+                                "--index", str(index)], capture_output=True, text=True, timeout=120)
+            assert r.returncode == 3, r.stderr
+            assert expected in r.stderr and "Traceback" not in r.stderr
     finally:
-        locked.chmod(0o755)
-    assert r.returncode == 3, r.stderr
-    assert "cannot take the writer lock (Permission denied)" in r.stderr and "Traceback" not in r.stderr
+        shutil.rmtree(shared, ignore_errors=True)

@@ -75,6 +75,13 @@ class EmbeddedStore:
                     self._lock.remove_folder_if_unused()
 
     def _check_target(self) -> None:
+        try:
+            self._check_folder()
+        except OSError as e:  # a parent folder this user may not enter
+            raise StoreError(f"{self.path}: cannot be reached ({e.strerror})",
+                             "check the permissions of the index folder and its parents") from None
+
+    def _check_folder(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is a file, not an index folder", "choose another --index path")
         if self.path.is_dir() and not self.exists() and not all(
