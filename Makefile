@@ -20,7 +20,7 @@ $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet -e ".[test,neural,docs,web]"
 	touch $(FULL)
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench screenshots clean
 install: $(FULL)
 
 # builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
@@ -30,6 +30,11 @@ demo: $(BASE)
 
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+
+# the tests save their screenshots in a temporary folder; this refreshes docs/screenshots/
+screenshots: $(FULL)
+	GLASSRAG_SCREENSHOTS=$(CURDIR)/docs/screenshots HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+		$(BIN)/python -m pytest -q tests/web/test_web_browser.py
 
 bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py

@@ -72,3 +72,11 @@ def index(corpus: Path, small_config: Config) -> Index:
     built, report = build_index([corpus], small_config)
     assert not report.failed
     return built
+
+
+# property tests keep no example database in the working tree, and take the time they need
+# on a busy machine
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("glassrag", database=None, deadline=None, max_examples=200)
+settings.load_profile("glassrag")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,10 +30,20 @@ EXIT_SOME_FILES_FAILED = 5
 # ingest ----------------------------------------------------------------------------------
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from glassrag.indexer import build_index
+    """Holds the index's writer lock from reading the previous index to writing the new one,
+    so a second ingest waits (up to --wait seconds) and then adds to what the first wrote."""
     from glassrag.store import EmbeddedStore
 
-    store = EmbeddedStore(args.index)
+    wait = getattr(args, "wait", 60.0)
+    store = EmbeddedStore(args.index, wait=wait, notify=lambda holder: err.print(
+        f"waiting up to {wait:g} s for another writer of {args.index} ({holder})", markup=False))
+    with store.writing():
+        return _ingest(args, store)
+
+
+def _ingest(args: argparse.Namespace, store: Any) -> int:
+    from glassrag.indexer import build_index
+
     previous = store.read() if store.exists() else None
     base = load_config(args.config) if args.config else (previous.config if previous else Config())
     config = base.with_overrides(chunk={"chunker": args.chunker, "size": args.size,
@@ -279,11 +290,16 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
     from glassrag.evaluate.golden import KINDS, check_against, load_golden
     from glassrag.store import EmbeddedStore
 
-    questions = load_golden(Path(args.file))
-    if args.index:
-        problems = check_against(questions, EmbeddedStore(args.index).read().documents)
+    documents = EmbeddedStore(args.index).read().documents if args.index else None
+    if Path(args.file).is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
+        from glassrag.evaluate.beir import load_beir_questions
+
+        questions = load_beir_questions(Path(args.file), "all")
+        problems = check_against(questions, documents) if documents is not None else []
         if problems:
             raise GoldenError(str(args.file), problems)
+    else:
+        questions = load_golden(Path(args.file), documents=documents)
     table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
     table.add_column("kind")
     for split in ("train", "test"):
@@ -301,17 +317,12 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
 
 def load_questions(golden: Path, split: str, documents: Any) -> list:
     """A JSONL golden set or a BEIR folder, validated (against the index too) before use."""
-    from glassrag.errors import GoldenError
     from glassrag.evaluate.beir import load_beir_questions
-    from glassrag.evaluate.golden import check_against, load_golden
+    from glassrag.evaluate.golden import load_golden
 
     if golden.is_dir():
         return load_beir_questions(golden, split)
-    questions = load_golden(golden, split)
-    problems = check_against(questions, documents)
-    if problems:
-        raise GoldenError(str(golden), problems)
-    return questions
+    return load_golden(golden, split, documents)
 
 
 def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path | None) -> dict:
@@ -550,6 +561,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # main --------------------------------------------------------------------------------------
 
+def finite_number(low: float, low_allowed: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number above `low` (or equal to it, with `low_allowed`);
+    nan and inf are refused, as argparse refuses any bad value: a message and exit 2."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value) or value < low or (value == low and not low_allowed):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} must be a finite number {'≥' if low_allowed else '>'} {low:g}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glassrag", description=__doc__)
     parser.add_argument("--version", action="version", version=f"glassrag {__version__}")
@@ -565,7 +592,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", help="words, tokens, chars")
     p.add_argument("--prune", action="store_true",
                    help="drop indexed documents under PATHS whose files are gone")
-    p.add_argument("--max-mb", type=float, default=100.0, help="refuse files larger than this")
+    p.add_argument("--max-mb", type=finite_number(0, False), default=100.0,
+                   help="refuse files larger than this many MB (1024 × 1024 bytes)")
+    p.add_argument("--wait", type=finite_number(0, True), default=60.0, metavar="SECONDS",
+                   help="how long to wait while another glassrag writes this index (default 60)")
     p.add_argument("--embedder", help="also embed with a neural model: minilm (bundled "
                                       "all-MiniLM-L6-v2), an installed model package or a local folder")
     p.set_defaults(run=cmd_ingest)

@@ -260,6 +260,12 @@ def load_config(path: Path | None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
+    except OSError as err:  # a folder, no permission
+        raise ConfigError(f"{path}: cannot be read as a configuration file ({err.strerror})",
+                          "give --config a TOML file") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 ({err.reason} at byte {err.start})",
+                          "TOML files are UTF-8: save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
     return Config.from_dict(data, origin=str(path))

@@ -5,6 +5,8 @@ Every error says what was wrong (which file, line or value) and what to do about
 
 from __future__ import annotations
 
+import re
+
 
 class GlassragError(Exception):
     """Base class: `str(err)` is the problem, `err.hint` what the user can do."""
@@ -57,15 +59,25 @@ class QueryError(GlassragError):
     exit_code = 2
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def visible(text: str) -> str:
+    """Text safe to print on one line: control characters (a terminal would obey an escape
+    sequence) and lone surrogates (not printable at all) become \\x1b, \\ud800 escapes."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii")
+                            if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+
+
 class GoldenError(GlassragError):
     """A golden set failed validation: `problems` lists every (file, line, reason)."""
 
     exit_code = 4
 
     def __init__(self, path: str, problems: list[tuple[int, str]]) -> None:
-        lines = "\n".join(f"  {path}:{line}: {reason}" for line, reason in problems)
+        lines = "\n".join(f"  {visible(path)}:{line}: {visible(reason)}" for line, reason in problems)
         super().__init__(
-            f"{path}: {len(problems)} problem(s)\n{lines}",
+            f"{visible(path)}: {len(problems)} problem(s)\n{lines}",
             "fix the lines above; nothing was evaluated",
         )
         self.path = path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -131,12 +131,13 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
     texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
-    tokens = []
-    for n, text in enumerate(texts, 1):
-        if progress and n % 500 == 0:
-            progress("analyse", n, len(texts))
-        tokens.append(analyzer(text))
-    counts = TermCounts.build(tokens)
+    def analysed() -> Iterator[list[str]]:  # one chunk's tokens at a time: none are kept
+        for n, text in enumerate(texts, 1):
+            if progress and n % 500 == 0:
+                progress("analyse", n, len(texts))
+            yield analyzer(text)
+
+    counts = TermCounts.build(analysed())
     lsa = None
     if "lsa" in config.retrieve.retrievers + config.retrieve.observe and chunks:
         if progress:

@@ -60,3 +60,18 @@ def test_the_worst_finding_decides_and_every_reason_is_listed():
     found = check(doc(" ".join(["word"] * 47 + GLUED) + " \ufffd", pages=3, empty_pages=[3]))
     assert found["verdict"] == "bad"
     assert len(found["reasons"]) == 3
+
+
+def test_word_counts_without_a_list_of_words_match_the_list():
+    """check() counts words with subn and finds long words with their own pattern (issue
+    13.2: a list of every word of a 200 MB file cost gigabytes); the figures are the same."""
+    from glassrag.ingest import quality
+
+    text = ("plain words 42 and " * 50 + "a" * 26 + " " + "b" * 25 + " x_" + "c" * 30 + "9"
+            + " Überlange" + "ü" * 20)
+    doc = Document("d", "d", "d.txt", "text", text, (Section("lines", 0, len(text)),))
+    words = quality.WORD.findall(text)
+    found = quality.check(doc)
+    assert found["words"] == len(words)
+    assert found["long_words"] == [w for w in words if len(w) > quality.LONG_WORD][:quality.EXAMPLES]
+    assert found["long_words"] == ["a" * 26, "c" * 30, "Überlange" + "ü" * 20]

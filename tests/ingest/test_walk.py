@@ -1,6 +1,8 @@
 import os
 from pathlib import Path
 
+import pytest
+
 from glassrag.config import Config
 from glassrag.indexer import build_index
 from glassrag.ingest import document_ids, walk
@@ -55,3 +57,69 @@ def test_size_limit_names_the_size(tmp_path: Path):
     (tmp_path / "big.txt").write_text("word " * (3 * 1024 * 1024 // 10))
     _, report = build_index([tmp_path], Config(), max_bytes=1024 * 1024)
     assert report.failed[0].reason == "too large: 1.5 MB, the limit is 1 MB"
+
+
+def test_a_file_name_that_is_not_utf8_is_a_bad_file_and_the_rest_is_ingested(tmp_path: Path):
+    """Issue 13.1: `caf\\xe9.md` (Latin-1 on disk) aborted the whole ingest in content_hash."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    with open(os.fsencode(folder) + b"/caf\xe9.md", "wb") as f:
+        f.write(b"# x\n\naardvark\n")
+    (folder / "ok.md").write_text("# Ok\n\nzebra\n")
+    index, report = build_index([folder], Config().with_overrides(lsa={"dim": 2}))
+    assert sorted(index.documents) == ["ok"]
+    assert [(e.path, e.reason) for e in report.failed] == [
+        (f"{folder}/caf\N{REPLACEMENT CHARACTER}.md", "file name is not valid UTF-8")]
+    # the same file named directly on the command line
+    found = walk([Path(os.fsdecode(os.fsencode(folder) + b"/caf\xe9.md"))])
+    assert found.files == [] and found.problems[0].path.endswith("caf\N{REPLACEMENT CHARACTER}.md")
+
+
+def test_cli_reports_a_non_utf8_file_name_and_writes_the_index(tmp_path: Path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    with open(os.fsencode(folder) + b"/caf\xe9.md", "wb") as f:
+        f.write(b"# x\n\naardvark\n")
+    (folder / "ok.md").write_text("# Ok\n\nzebra\n")
+    r = subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(folder), "--index",
+                        str(tmp_path / "idx")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 5, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "caf\N{REPLACEMENT CHARACTER}.md: file name is not valid UTF-8" in r.stderr
+    assert "documents  1" in r.stdout
+
+
+def test_a_folder_that_cannot_be_listed_is_in_the_report(tmp_path: Path):
+    """Issue 13.7: an unreadable sub-folder was skipped without a word. Root reads any
+    folder, so the ingest runs as the unprivileged user `nobody` when the tests run as root."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="glassrag-perm-"))
+    try:
+        shared.chmod(0o777)
+        (shared / "d" / "locked").mkdir(parents=True)
+        (shared / "d" / "a.md").write_text("# A\n\nalpha\n")
+        (shared / "d" / "locked" / "b.md").write_text("# B\n\nbeta\n")
+        (shared / "d").chmod(0o777)
+        (shared / "d" / "a.md").chmod(0o666)
+        (shared / "d" / "locked").chmod(0)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        if os.geteuid() != 0:
+            as_nobody = []
+        elif shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: every folder is readable")
+        r = subprocess.run([*as_nobody, sys.executable, "-m", "glassrag.cli", "ingest",
+                            str(shared / "d"), "--index", str(shared / "idx")],
+                           capture_output=True, text=True, timeout=120, cwd=shared)
+        assert r.returncode == 5, r.stderr
+        assert f"{shared / 'd' / 'locked'}: cannot read folder: Permission denied" in r.stderr
+        assert "documents  1" in r.stdout and "failed     1" in r.stdout
+    finally:
+        (shared / "d" / "locked").chmod(0o755)
+        shutil.rmtree(shared, ignore_errors=True)

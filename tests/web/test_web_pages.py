@@ -350,3 +350,112 @@ def test_a_run_is_listed_without_a_restart(index_copy: Path, make_client):
     (index_copy / "runs" / "copy.json").write_bytes((index_copy / "runs" / "plain-test.json").read_bytes())
     after = [r["name"] for r in client.get("/analytics.json").json()["runs"]]
     assert after == sorted(before + ["copy"])
+
+
+def test_a_document_with_url_characters_in_its_name_links_its_json_twin(make_client, tmp_path: Path):
+    """Issue 13.7: `Q&A #2.md` gave a twin link that answered 404, `we?ird#name.md` one that
+    answered 400: the id was put in the link without URL-encoding."""
+    from urllib.parse import quote
+
+    from glassrag.config import Config
+    from glassrag.indexer import build_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "Q&A #2.md").write_text("# Questions\n\nThe answer is forty-two.\n")
+    (docs / "we?ird#name.md").write_text("# Weird\n\nA weird name.\n")
+    (docs / "100% sure.md").write_text("# Sure\n\nCompletely.\n")
+    index, _ = build_index([docs], Config().with_overrides(lsa={"dim": 2}))
+    EmbeddedStore(tmp_path / "idx").write(index)
+    client = make_client(tmp_path / "idx")
+    for doc_id in ("Q&A #2", "we?ird#name", "100% sure"):
+        html = client.get("/documents/" + quote(doc_id))
+        assert html.status_code == 200, doc_id
+        twin = re.search(r'<a class="twin" href="([^"]+)"', html.text)
+        assert twin
+        r = client.get(unescape(twin.group(1)))
+        assert r.status_code == 200, (doc_id, twin.group(1))
+        assert r.json()["document"]["id"] == doc_id
+
+
+def test_a_question_of_hundreds_of_terms_gets_a_bounded_explanation(client: TestClient):
+    """Issue 13.6: a 4,000-character question of repeated identifiers built a 1.66 MB answer
+    (one BM25 row per question word per chunk). The explanation now lists at most
+    MAX_EXPLAINED_TERMS terms per chunk, sums the rest in one row that says so, still adds
+    up to the score, and the bm25 stage's notes say it was bounded."""
+    from glassrag.web.ask import MAX_EXPLAINED_TERMS
+
+    question = " ".join(f"E-{4100 + i % 300} TX-{2000 + i % 50}" for i in range(400))[:4000]
+    r = client.get("/ask.json?" + urlencode({"q": question}))
+    assert r.status_code == 200
+    assert len(r.content) < 400_000
+    data = r.json()
+    table = data["bm25_terms"]
+    assert table["bounded"] and len(table["terms"]) == MAX_EXPLAINED_TERMS + 1
+    assert table["terms"][-1] == f"({table['distinct_terms'] - MAX_EXPLAINED_TERMS} more terms)"
+    for row in table["rows"]:
+        assert sum(c["contribution"] for c in row["cells"]) == pytest.approx(row["score"], rel=1e-5)
+    for shown in data["shown"]:
+        assert len(shown["bm25"]) <= MAX_EXPLAINED_TERMS + 1
+    notes = [n for s in data["stages"] if s["name"] == "bm25" for n in s["notes"]]
+    assert any(n.startswith(f"explanation bounded: {MAX_EXPLAINED_TERMS} of ") for n in notes)
+
+
+def test_explain_groups_repeated_terms_and_bounds_them():
+    from glassrag.lexical.bm25 import BM25, TermCounts
+
+    bm25 = BM25(TermCounts.build([["tilt", "sensor", "error"], ["battery", "error"]]))
+    rows = bm25.explain(["error", "tilt", "error", "zebra"], 0)
+    assert [(r["term"], r["occurrences"]) for r in rows] == [("error", 2), ("tilt", 1), ("zebra", 1)]
+    score = float(bm25.score_all(["error", "tilt", "error"])[0])
+    assert sum(r["contribution"] for r in rows) == pytest.approx(score, rel=1e-6)
+    bounded = bm25.explain(["error", "tilt", "error", "zebra"], 0, max_terms=1)
+    assert [r["term"] for r in bounded] == ["tilt", "(2 more terms)"]  # tilt's idf is the larger
+    assert sum(r["contribution"] for r in bounded) == pytest.approx(score, rel=1e-6)
+
+
+def test_pages_are_built_in_a_bounded_pool_off_the_event_loop(demo_index: Path):
+    """Issue 13.6: sixteen heavy questions at once ran in up to 40 threads and starved a simple
+    one. Page work now runs in at most WORKERS threads, and the event loop stays free."""
+    import threading
+    import time
+
+    import anyio
+
+    from glassrag.web.server import WORKERS, create_app
+
+    workers = create_app([demo_index]).state.workers
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def slow(request, as_json):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return "built"
+
+    async def main() -> list:
+        ticks = []
+
+        async def ticker() -> None:  # the loop keeps running while pages are built
+            for _ in range(5):
+                ticks.append(time.monotonic())
+                await anyio.sleep(0.02)
+
+        results = []
+
+        async def one() -> None:
+            results.append(await workers.run(slow, None, False))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            for _ in range(4 * WORKERS):
+                tg.start_soon(one)
+        return [results, ticks]
+
+    results, ticks = anyio.run(main)
+    assert results == ["built"] * (4 * WORKERS)
+    assert peak[0] == WORKERS
+    assert len(ticks) == 5 and ticks[-1] - ticks[0] < 0.5

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import re
 from typing import Any, ClassVar
+
+import numpy as np
 
 from glassrag.chunk.units import UNITS, count_units, unit_spans
 from glassrag.errors import ConfigError
@@ -37,8 +42,9 @@ class Chunker:
 
     def chunk(self, doc: Document) -> list[Chunk]:
         chunks = []
+        where = Locator(doc)
         for position, (start, end) in enumerate(self.spans(doc)):
-            locator, path = locate(doc, start, end)
+            locator, path = where.at(start, end)
             chunks.append(Chunk.make(doc.id, locator, doc.text[start:end], start, end,
                                      position, path))
         return chunks
@@ -47,6 +53,8 @@ class Chunker:
 
     def windows(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
         """Fixed windows of `size` units with `overlap` over text[start:end]."""
+        if self.unit == "chars":
+            return self._char_windows(text, start, end)
         units = unit_spans(text[start:end], self.unit) + start
         n = len(units)
         if n == 0:
@@ -65,49 +73,106 @@ class Chunker:
                 return out
             first += step
 
+    def _char_windows(self, text: str, start: int, end: int) -> list[tuple[int, int]]:
+        """`windows` for characters, by arithmetic: no array of one span per character."""
+        out = []
+        step = self.size - self.overlap
+        first = start
+        while first < end:
+            a, b = first, min(first + self.size, end)
+            piece = text[a:b]  # character windows may start or end on white space
+            a, b = a + len(piece) - len(piece.lstrip()), a + len(piece.rstrip())
+            if b > a:
+                out.append((a, b))
+            if first + self.size >= end:
+                return out
+            first += step
+        return out
+
     def pack(self, text: str, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Greedily join consecutive pieces (sentences, paragraphs) up to `size` units,
         carrying trailing pieces of at most `overlap` units into the next chunk; a piece
-        longer than `size` is cut into fixed windows."""
+        longer than `size` is cut into fixed windows.
+
+        A chunk's size is measured as it will be cut: with `unit = chars` the white space
+        that joins its pieces counts too, so no chunk is longer than `size` characters."""
         sizes = [count_units(text[a:b], self.unit) for a, b in pieces]
+        before = list(itertools.accumulate(sizes, initial=0))  # units before piece i
+
+        def measure(first: int, last: int) -> int:
+            """Units of the chunk that runs from piece `first` to piece `last`."""
+            if self.unit == "chars":
+                return pieces[last][1] - pieces[first][0]
+            return before[last + 1] - before[first]
+
         out: list[tuple[int, int]] = []
-        current: list[int] = []
-        total = 0
+        current: list[int] = []  # consecutive pieces of the open chunk
         for i, n in enumerate(sizes):
             if n > self.size:
                 if current:
                     out.append((pieces[current[0]][0], pieces[current[-1]][1]))
-                    current, total = [], 0
+                    current = []
                 out.extend(self.windows(text, *pieces[i]))
                 continue
-            if current and total + n > self.size:
+            if current and measure(current[0], i) > self.size:
                 out.append((pieces[current[0]][0], pieces[current[-1]][1]))
                 carried: list[int] = []
-                kept = 0
                 for j in reversed(current):
-                    if kept + sizes[j] > self.overlap or kept + sizes[j] + n > self.size:
+                    if measure(j, current[-1]) > self.overlap or measure(j, i) > self.size:
                         break
                     carried.insert(0, j)
-                    kept += sizes[j]
-                current, total = carried, kept
+                current = carried
             current.append(i)
-            total += n
         if current:
             out.append((pieces[current[0]][0], pieces[current[-1]][1]))
         return out
 
 
+def trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """[start, end) without the white space at either end (empty: start == end)."""
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    return (start + lead, start + max(lead, len(piece.rstrip())))
+
+
+class Locator:
+    """Finds chunk locators in one document in O(log n) each: line numbers of plain text
+    from the offsets of its line breaks, sections by binary search over their starts."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.newlines: np.ndarray | None = None
+        if doc.format == "text":
+            self.newlines = np.fromiter((m.start() for m in re.finditer("\n", doc.text)),
+                                        dtype=np.int64)
+            return
+        self.order = sorted(range(len(doc.sections)), key=lambda i: doc.sections[i].start)
+        self.starts = [doc.sections[i].start for i in self.order]
+        self.reach = list(itertools.accumulate((doc.sections[i].end for i in self.order), max))
+
+    def at(self, start: int, end: int) -> tuple[str, tuple[str, ...]]:
+        """The locator of the section holding most of [start, end) (the first listed of
+        equals); for plain text, line numbers."""
+        if self.newlines is not None:
+            first = int(np.searchsorted(self.newlines, start)) + 1
+            last = int(np.searchsorted(self.newlines, max(start, end - 1))) + 1
+            return (f"line {first}" if first == last else f"lines {first}-{last}"), ()
+        sections = self.doc.sections
+        best: tuple[int, int] | None = None  # (overlap, -index in doc.sections)
+        i = bisect.bisect_left(self.starts, end) - 1  # sections starting before `end`
+        while i >= 0 and self.reach[i] > start:  # stop when none of the earlier ones reach `start`
+            s = sections[self.order[i]]
+            overlap = min(end, s.end) - max(start, s.start)
+            if overlap > 0 and (best is None or (overlap, -self.order[i]) > best):
+                best = (overlap, -self.order[i])
+            i -= 1
+        if best is None:
+            return "", ()
+        found = sections[-best[1]]
+        return found.locator, found.heading_path
+
+
 def locate(doc: Document, start: int, end: int) -> tuple[str, tuple[str, ...]]:
-    """The locator of the section holding most of [start, end); for plain text, line numbers."""
-    if doc.format == "text":
-        first = doc.text.count("\n", 0, start) + 1
-        last = doc.text.count("\n", 0, max(start, end - 1)) + 1
-        return (f"line {first}" if first == last else f"lines {first}-{last}"), ()
-    best, best_overlap = None, 0
-    for section in doc.sections:
-        overlap = min(end, section.end) - max(start, section.start)
-        if overlap > best_overlap:
-            best, best_overlap = section, overlap
-    if best is None:
-        return "", ()
-    return best.locator, best.heading_path
+    """The locator of the section holding most of [start, end); for plain text, line numbers.
+    (One call; `Locator` answers many for the same document.)"""
+    return Locator(doc).at(start, end)

@@ -3,7 +3,7 @@ is split further by sentence packing inside it, so no chunk crosses a section.""
 
 from __future__ import annotations
 
-from glassrag.chunk.base import Chunker
+from glassrag.chunk.base import Chunker, trimmed
 from glassrag.chunk.units import count_units, sentence_spans
 from glassrag.schema import Document
 
@@ -14,8 +14,11 @@ class HeadingChunker(Chunker):
     def spans(self, doc: Document) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         for s in doc.sections:
-            if count_units(doc.text[s.start : s.end], self.unit) <= self.size:
-                out.append((s.start, s.end))
+            start, end = trimmed(doc.text, s.start, s.end)
+            if start == end:
+                continue
+            if count_units(doc.text[start:end], self.unit) <= self.size:
+                out.append((start, end))
             else:
-                out.extend(self.pack(doc.text, sentence_spans(doc.text, s.start, s.end)))
+                out.extend(self.pack(doc.text, sentence_spans(doc.text, start, end)))
         return out

@@ -4,7 +4,7 @@ back together up to `size` at each level."""
 
 from __future__ import annotations
 
-from glassrag.chunk.base import Chunker
+from glassrag.chunk.base import Chunker, trimmed
 from glassrag.chunk.units import count_units, paragraph_spans, sentence_spans
 from glassrag.schema import Document
 
@@ -16,11 +16,14 @@ class RecursiveChunker(Chunker):
         text = doc.text
         out: list[tuple[int, int]] = []
         for s in doc.sections:
-            if count_units(text[s.start : s.end], self.unit) <= self.size:
-                out.append((s.start, s.end))
+            start, end = trimmed(text, s.start, s.end)
+            if start == end:
+                continue
+            if count_units(text[start:end], self.unit) <= self.size:
+                out.append((start, end))
                 continue
             pieces: list[tuple[int, int]] = []
-            for a, b in paragraph_spans(text, s.start, s.end):
+            for a, b in paragraph_spans(text, start, end):
                 if count_units(text[a:b], self.unit) <= self.size:
                     pieces.append((a, b))
                 else:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse as sp
 
+from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import TermCounts
 
 
@@ -47,6 +48,12 @@ class LSA:
     """An LSA model fitted on a corpus's term counts; embeds queries by fold-in."""
 
     def __init__(self, dim: int = 256, power_iterations: int = 4, seed: int = 0) -> None:
+        if not isinstance(dim, int) or dim < 1:
+            raise ConfigError(f"[lsa] dim must be a whole number of at least 1, got {dim!r}",
+                              "set [lsa] dim = 64 (the default) or another positive number")
+        if not isinstance(power_iterations, int) or power_iterations < 0:
+            raise ConfigError(f"[lsa] power_iterations must be a whole number ≥ 0, got "
+                              f"{power_iterations!r}", "set [lsa] power_iterations = 4 (the default)")
         self.dim = dim
         self.power_iterations = power_iterations
         self.seed = seed
@@ -70,10 +77,13 @@ class LSA:
         doc_freq = np.diff(counts.tf.indptr).astype(np.float64)
         self.idf = np.log(n_docs / np.maximum(doc_freq, 1.0)).astype(np.float32)
         x = self._weigh(tf)
-        u, s, vt = randomized_svd(x.T.tocsr(), self.dim, self.power_iterations, seed=self.seed)
+        total = float(x.multiply(x).sum())
+        xt = x.T.tocsr()
+        del tf, x  # only the terms × passages copy is needed from here: memory, not numbers
+        u, s, vt = randomized_svd(xt, self.dim, self.power_iterations, seed=self.seed)
+        del xt
         keep = s > 1e-10
         u, s, vt = u[:, keep], s[keep], vt[keep]
-        total = float(x.multiply(x).sum())
         self.vocab = counts.vocab
         self.term_vectors = (u / s).astype(np.float32)
         self.passage_vectors = vt.T.astype(np.float32)

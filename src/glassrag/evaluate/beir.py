@@ -6,11 +6,10 @@ grade. Following the published BEIR runs, a hit whose id equals the query id is 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from glassrag.errors import GoldenError
-from glassrag.evaluate.golden import SPLITS, Question, Span
+from glassrag.evaluate.golden import SPLITS, Question, Span, _text_problems, parse_json, read_lines
 
 
 def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
@@ -19,16 +18,23 @@ def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
     if split not in (*SPLITS, "all"):
         raise GoldenError(str(folder), [(0, f"unknown split {split!r}; use train, test or all")])
     queries_path = folder / "queries.jsonl"
+    if not queries_path.is_file():
+        raise GoldenError(str(folder), [(0, "not a BEIR folder (no queries.jsonl) and not a golden "
+                                            "JSONL file: give --golden a .jsonl file or a BEIR folder")])
     texts: dict[str, str] = {}
     problems: list[tuple[int, str]] = []
-    for n, line in enumerate(queries_path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_lines(queries_path), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-            texts[str(row["_id"])] = row["text"]
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            problems.append((n, f"queries.jsonl: not a BEIR query line ({type(e).__name__}: {e})"))
+        row, bad_json = parse_json(line)
+        if bad_json:
+            problems.append((n, f"queries.jsonl: {bad_json}"))
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str) or "_id" not in row:
+            problems.append((n, "queries.jsonl: not a BEIR query line (an object with _id and text)"))
+            continue
+        problems.extend((n, f"queries.jsonl: {p}") for p in _text_problems(row))
+        texts[str(row["_id"])] = row["text"]
     if problems:
         raise GoldenError(str(queries_path), problems)
 
@@ -40,7 +46,7 @@ def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
                 continue
             raise GoldenError(str(path), [(0, "no such qrels file")])
         answers: dict[str, list[Span]] = {}
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(read_lines(path), 1):
             cells = line.strip().split("\t") if "\t" in line else line.split()
             if not cells or not line.strip():
                 continue

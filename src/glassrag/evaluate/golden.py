@@ -53,22 +53,56 @@ def normalize_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _text_problems(data: Any) -> list[str]:
+    """Lone surrogates anywhere in a line (not Unicode text: a run could not be saved or
+    printed) and control characters in ids and questions. Walks without recursion."""
+    problems: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and (m := _SURROGATE.search(item)):
+            problems.append(f"a lone surrogate \\u{ord(m.group()):04x} (not valid Unicode) "
+                            f"in {item[:40].encode('utf-8', 'backslashreplace').decode()!r}")
+            break
+    if isinstance(data, dict):
+        for name in ("id", "question"):
+            value = data.get(name)
+            if isinstance(value, str) and (m := _CONTROL.search(value)):
+                problems.append(f"{name!r} holds the control character U+{ord(m.group()):04X}")
+    return problems
+
+
 def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
-    """One golden line to a Question, or the reasons it is not one."""
+    """One golden line to a Question, or every reason it is not one."""
     if not isinstance(data, dict):
         return None, ["a line must be a JSON object"]
     problems = [f"missing field {f!r}" for f in REQUIRED if f not in data]
-    if problems:
-        return None, problems
-    if not isinstance(data["question"], str) or not data["question"].strip():
+    problems.extend(_text_problems(data))
+    qid = data.get("id")
+    if "id" in data and not ((isinstance(qid, str) and qid.strip())
+                             or (isinstance(qid, int) and not isinstance(qid, bool))):
+        problems.append(f"'id' must be a non-empty string or a whole number, not {json.dumps(qid)[:40]}")
+    if "question" in data and (not isinstance(data["question"], str) or not data["question"].strip()):
         problems.append("'question' must be a non-empty string")
-    if not isinstance(data["answerable"], bool):
+    if "answerable" in data and not isinstance(data["answerable"], bool):
         problems.append("'answerable' must be true or false")
     split = data.get("split", "test")
-    if split not in SPLITS:
+    if not isinstance(split, str) or split not in SPLITS:
         problems.append(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
     kind = data.get("kind", "")
-    if kind and kind not in KINDS:
+    if not isinstance(kind, str):
+        problems.append("'kind' must be a string")
+        kind = ""
+    elif kind and kind not in KINDS:
         problems.append(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
     answers_raw = data.get("answers", [])
     spans: list[Span] = []
@@ -106,40 +140,68 @@ def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
     ), []
 
 
-def load_golden(path: Path, split: str = "all") -> list[Question]:
-    """Every question of a golden JSONL file, or GoldenError listing every bad line."""
-    if split not in (*SPLITS, "all"):
-        raise GoldenError(str(path), [(0, f"unknown split {split!r}; use train, test or all")])
+def read_lines(path: Path) -> list[str]:
+    """The lines of a JSONL file (UTF-8, a byte-order mark allowed), or GoldenError. Lines
+    end at \\n only: U+2028 inside a JSON string is text, not a line break."""
+    if path.is_dir():
+        raise GoldenError(str(path), [(0, "is a folder, not a golden JSONL file (a BEIR folder "
+                                          "needs queries.jsonl and qrels/)")])
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return path.read_bytes().decode("utf-8-sig").split("\n")
     except FileNotFoundError:
         raise GoldenError(str(path), [(0, "no such file")]) from None
+    except OSError as e:
+        raise GoldenError(str(path), [(0, f"cannot be read: {e.strerror}")]) from None
     except UnicodeDecodeError as e:
         raise GoldenError(str(path), [(0, f"not UTF-8 ({e.reason} at byte {e.start})")]) from None
+
+
+def parse_json(raw: str) -> tuple[Any, str]:
+    """A line's JSON value, or the reason it has none (never an exception: a 5,000-digit
+    number and 100,000 nested brackets are reasons too)."""
+    try:
+        return json.loads(raw), ""
+    except json.JSONDecodeError as e:
+        return None, f"not valid JSON: {e.msg} at column {e.colno}"
+    except ValueError as e:  # an integer of more digits than int() converts
+        return None, f"not usable JSON: {e}"
+    except RecursionError:
+        return None, "not usable JSON: nested too deeply"
+
+
+def load_golden(path: Path, split: str = "all",
+                documents: Mapping[str, Any] | None = None) -> list[Question]:
+    """Every question of a golden JSONL file, or one GoldenError listing every problem of
+    every line: its shape and, given an index's `documents`, its labels (check_against)."""
+    if split not in (*SPLITS, "all"):
+        raise GoldenError(str(path), [(0, f"unknown split {split!r}; use train, test or all")])
     questions: list[Question] = []
     problems: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
-    for n, raw in enumerate(lines, 1):
+    for n, raw in enumerate(read_lines(path), 1):
         if not raw.strip():
             continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as e:
-            problems.append((n, f"not valid JSON: {e.msg} at column {e.colno}"))
+        data, bad_json = parse_json(raw)
+        if bad_json:
+            problems.append((n, bad_json))
             continue
         q, reasons = parse_line(data, n)
         problems.extend((n, r) for r in reasons)
-        if q is None:
+        qid = data.get("id") if isinstance(data, dict) else None
+        key = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else None
+        if key is not None and key in seen:
+            problems.append((n, f"id {key!r} already used on line {seen[key]}"))
             continue
-        if q.id in seen:
-            problems.append((n, f"id {q.id!r} already used on line {seen[q.id]}"))
-            continue
-        seen[q.id] = n
-        questions.append(q)
+        if key is not None:
+            seen[key] = n
+        if q is not None:
+            questions.append(q)
     if not questions and not problems:
         problems.append((0, "no questions in the file"))
+    if documents is not None:
+        problems.extend(check_against(questions, documents))
     if problems:
-        raise GoldenError(str(path), problems)
+        raise GoldenError(str(path), sorted(problems, key=lambda p: p[0]))
     return [q for q in questions if split == "all" or q.split == split]
 
 

@@ -60,9 +60,26 @@ class Walk:
     problems: list[IngestError] = field(default_factory=list)
 
 
+def shown(path: Path | str) -> str:
+    """A path as text that can be printed and saved: bytes of a file name that are not
+    UTF-8 (kept by Python as lone surrogates) become U+FFFD replacement characters."""
+    return os.fsencode(str(path)).decode("utf-8", "replace")
+
+
+def _not_utf8(path: Path) -> IngestError | None:
+    """A problem when the path's name is not UTF-8: its id and source could not be stored."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return IngestError(shown(path), "file name is not valid UTF-8",
+                           "rename the file (e.g. convmv -f latin1 -t utf8 --notest FILE)")
+    return None
+
+
 def walk(paths: list[Path]) -> Walk:
     """Every supported file under `paths`, sorted; hidden files and folders are passed over,
-    symlinked folders are followed once (a loop is reported, not followed)."""
+    symlinked folders are followed once (a loop is reported, not followed). A file whose
+    path is not UTF-8 and a folder that cannot be listed are problems, not crashes."""
     found = Walk()
     for root in paths:
         if not root.exists():
@@ -70,18 +87,26 @@ def walk(paths: list[Path]) -> Walk:
                                               "check the path"))
             continue
         if root.is_file():
-            if root.suffix.lower() in LOADERS:
+            bad_name = _not_utf8(root)
+            if bad_name is not None:
+                found.problems.append(bad_name)
+            elif root.suffix.lower() in LOADERS:
                 found.files.append((root, root.parent))
             else:
                 found.problems.append(IngestError(
-                    str(root), f"unsupported file type {root.suffix or '(none)'}",
+                    shown(root), f"unsupported file type {root.suffix or '(none)'}",
                     f"supported: {', '.join(sorted(LOADERS))}"))
             continue
         seen: set[tuple[int, int]] = set()
-        for folder, dirs, files in os.walk(root, followlinks=True):
+
+        def unreadable(e: OSError) -> None:
+            found.problems.append(IngestError(shown(e.filename), f"cannot read folder: {e.strerror}",
+                                              "check the folder's permissions; nothing in it was read"))
+
+        for folder, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
             st = os.stat(folder)
             if (st.st_dev, st.st_ino) in seen:
-                found.skipped.append((folder, "symlink loop: folder already visited"))
+                found.skipped.append((shown(folder), "symlink loop: folder already visited"))
                 dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
@@ -90,10 +115,12 @@ def walk(paths: list[Path]) -> Walk:
                 if name.startswith("."):
                     continue
                 path = Path(folder) / name
-                if path.suffix.lower() in LOADERS:
-                    found.files.append((path, root))
+                if path.suffix.lower() not in LOADERS:
+                    found.skipped.append((shown(path), f"unsupported type {path.suffix or '(none)'}"))
+                elif (bad_name := _not_utf8(path)) is not None:
+                    found.problems.append(bad_name)
                 else:
-                    found.skipped.append((str(path), f"unsupported type {path.suffix or '(none)'}"))
+                    found.files.append((path, root))
     return found
 
 
@@ -165,5 +192,5 @@ def file_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-__all__ = ["LOADERS", "walk", "document_ids", "read_bytes", "load_document",
+__all__ = ["LOADERS", "walk", "shown", "document_ids", "read_bytes", "load_document",
            "file_hash", "Walk"]

@@ -32,22 +32,30 @@ class TermCounts:
 
     @classmethod
     def build(cls, token_lists: Iterable[list[str]]) -> "TermCounts":
+        """Counts from analysed documents, read one at a time: each document's tokens
+        become (term, count) arrays at once, so memory holds counts, not tokens."""
         vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
+        terms: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        per_doc: list[int] = []  # distinct terms of each document
         lengths: list[int] = []
-        for i, tokens in enumerate(token_lists):
-            ids = [vocab.setdefault(t, len(vocab)) for t in tokens]
-            cols.extend(ids)
-            rows.extend([i] * len(ids))
+        for tokens in token_lists:
+            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64,
+                              count=len(tokens))
+            uniq, n = np.unique(ids, return_counts=True)
+            terms.append(uniq)
+            counts.append(n.astype(np.float32))
+            per_doc.append(len(uniq))
             lengths.append(len(ids))
         n_docs = len(lengths)
-        tf = sp.csc_matrix(
-            (np.ones(len(rows), dtype=np.float32), (np.asarray(rows, dtype=np.int64),
-                                                    np.asarray(cols, dtype=np.int64))),
+        indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(per_doc, out=indptr[1:])
+        tf = sp.csr_matrix(
+            (np.concatenate(counts) if counts else np.empty(0, dtype=np.float32),
+             np.concatenate(terms) if terms else np.empty(0, dtype=np.int64), indptr),
             shape=(n_docs, len(vocab)),
-        )
-        tf.sum_duplicates()
+        ).tocsc()
+        tf.sort_indices()
         return cls(vocab, tf, np.asarray(lengths, dtype=np.float32))
 
 
@@ -106,22 +114,39 @@ class BM25:
         scores = self.score_all(tokens)
         return top_k(scores, k)
 
-    def explain(self, tokens: list[str], doc: int) -> list[dict[str, Any]]:
-        """Each query term's IDF, term frequency in the document and contribution."""
+    def explain(self, tokens: list[str], doc: int, max_terms: int | None = None) -> list[dict[str, Any]]:
+        """Each distinct query term's IDF, term frequency in the document, how often the
+        query holds it, and its contribution (per occurrence × occurrences); the rows sum
+        to the document's score.
+
+        With `max_terms`, the `max_terms` largest contributions are kept, in query order,
+        and one row `(N more terms)` carries the sum of the rest, so a question of
+        thousands of terms gives a bounded explanation that still adds up."""
+        occurrences: dict[str, int] = {}
+        for t in tokens:
+            occurrences[t] = occurrences.get(t, 0) + 1
         rows = []
         dl = float(self.counts.doc_len[doc])
-        for t in tokens:
+        for t, n in occurrences.items():
             tid = self.counts.vocab.get(t)
             if tid is None:
-                rows.append({"term": t, "idf": 0.0, "tf": 0, "contribution": 0.0,
+                rows.append({"term": t, "idf": 0.0, "tf": 0, "occurrences": n, "contribution": 0.0,
                              "note": "not in the index"})
                 continue
             tf = float(self.counts.tf[doc, tid])
             weight = term_weight(np.float64(tf), np.float64(dl), max(self.avgdl, 1e-9),
                                  self.k1, self.b) if tf else 0.0
-            rows.append({"term": t, "idf": float(self.idf[tid]), "tf": int(tf),
-                         "contribution": float(self.idf[tid] * weight)})
-        return rows
+            rows.append({"term": t, "idf": float(self.idf[tid]), "tf": int(tf), "occurrences": n,
+                         "contribution": float(n * self.idf[tid] * weight)})
+        if max_terms is None or len(rows) <= max_terms:
+            return rows
+        keep = set(sorted(range(len(rows)), key=lambda i: -rows[i]["contribution"])[:max_terms])
+        rest = [r for i, r in enumerate(rows) if i not in keep]
+        return [r for i, r in enumerate(rows) if i in keep] + [{
+            "term": f"({len(rest)} more terms)", "idf": 0.0, "tf": 0,
+            "occurrences": sum(r["occurrences"] for r in rest),
+            "contribution": sum(r["contribution"] for r in rest),
+            "note": f"explanation bounded to {max_terms} terms; this row sums the other {len(rest)}"}]
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

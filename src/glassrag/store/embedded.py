@@ -11,6 +11,9 @@
 
 A write builds a new generation in a temporary folder, renames it into place, then
 swaps CURRENT with os.replace; a crash at any point leaves the previous index readable.
+Writers hold DIR/.writer.lock (glassrag/store/lock.py), so one writes at a time and the
+leftovers a write removes are never another writer's; a store that read a generation
+refuses to write over a newer one (another writer's documents would be lost).
 No pickle anywhere: arrays are .npy/.npz read with allow_pickle=False.
 """
 
@@ -22,7 +25,8 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,28 +38,68 @@ from glassrag.errors import StoreError
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index
+from glassrag.store.lock import LOCK_FILE, WriterLock
 
 POINTER = "CURRENT"
 OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
 
 
 class EmbeddedStore:
-    def __init__(self, path: Path | str) -> None:
+    """`wait`: seconds a writer waits for another writer's lock before it gives up;
+    `notify` is told who holds it when it has to wait."""
+
+    def __init__(self, path: Path | str, wait: float = 60.0,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
+        self._lock = WriterLock(self.path, wait, notify)
+        self._read_from: str | None = None  # the generation read() read, if it read one
+        self._has_read = False
 
     def exists(self) -> bool:
         return (self.path / POINTER).is_file()
 
     # writing ---------------------------------------------------------------------------
 
-    def write(self, index: Index) -> None:
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """The writer lock, for a whole read-change-write (`with store.writing(): ...`), so a
+        second writer waits and then reads what the first wrote. `write` takes it too.
+        A folder this creates is removed again when nothing was written to it."""
+        self._check_target()
+        created = not self.path.exists()
+        with self._lock:
+            try:
+                yield
+            finally:
+                if created and not self.exists():
+                    self._lock.remove_folder_if_unused()
+
+    def _check_target(self) -> None:
+        try:
+            self._check_folder()
+        except OSError as e:  # a parent folder this user may not enter
+            raise StoreError(f"{self.path}: cannot be reached ({e.strerror})",
+                             "check the permissions of the index folder and its parents") from None
+
+    def _check_folder(self) -> None:
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} is a file, not an index folder", "choose another --index path")
-        if self.path.is_dir() and not self.exists() and any(
-                p.name not in OWN_FOLDERS for p in self.path.iterdir()):
+        if self.path.is_dir() and not self.exists() and not all(
+                _is_own(p.name) for p in self.path.iterdir()):
             raise StoreError(f"{self.path} is not empty and is not a glassrag index",
                              "choose a new or empty folder for --index; nothing was written")
-        self.path.mkdir(parents=True, exist_ok=True)
+
+    def write(self, index: Index) -> None:
+        with self.writing():
+            current = self._current_name()
+            if self._has_read and current != self._read_from:
+                raise StoreError(
+                    f"{self.path} changed since this command read it (another writer made "
+                    f"{current}); writing now would lose that writer's work",
+                    "run the command again: it reads the new index; nothing was written")
+            self._write_locked(index)
+
+    def _write_locked(self, index: Index) -> None:
         self._remove_leftovers()
         name = f"gen-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         tmp = self.path / f".tmp-{name}"
@@ -71,6 +115,7 @@ class EmbeddedStore:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        self._read_from, self._has_read = name, True
         if old and old != name:
             shutil.rmtree(self.path / old, ignore_errors=True)
 
@@ -130,6 +175,7 @@ class EmbeddedStore:
             raise StoreError(f"{self.path} is not a glassrag index (no {POINTER} file)",
                              f"build one there: glassrag ingest PATH --index {self.path}")
         folder = self.path / name
+        self._read_from, self._has_read = name, True
         try:
             manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as err:
@@ -143,7 +189,7 @@ class EmbeddedStore:
                 "rebuild it with glassrag ingest (the documents are not changed)")
         try:
             return self._read_generation(folder, manifest)
-        except (OSError, ValueError, KeyError) as err:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
             raise StoreError(f"{folder}: index files damaged ({type(err).__name__}: {err})",
                              "rebuild the index with glassrag ingest") from None
 
@@ -169,6 +215,12 @@ class EmbeddedStore:
                 embeddings[sub.name] = Embedded(sub.name, params,
                                                 np.load(sub / "vectors.npy", allow_pickle=False))
         return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings)
+
+
+def _is_own(name: str) -> bool:
+    """glassrag's own entries in an index folder, including a first write's leftovers."""
+    return name in OWN_FOLDERS or name in (LOCK_FILE, f".{POINTER}.tmp") or \
+        name.startswith((".tmp-gen-", "gen-"))
 
 
 def _write_json(path: Path, data: Any) -> None:

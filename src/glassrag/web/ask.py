@@ -22,6 +22,10 @@ from glassrag.web.glossary import CAUSES
 from glassrag.web.route import Label, layout, short_tag
 
 NOT_A_PROBABILITY = "Not a probability that the answer is right."
+# terms BM25's per-term explanation lists for a chunk; the rest are summed in one row. A
+# 4,000-character question of repeated identifiers made a 1.05 MB answer page (609 KB of
+# per-term rows, issue 13.6); a table wider than this is not read anyway
+MAX_EXPLAINED_TERMS = 24
 
 
 def ask_link(index: str, question: str, run: str | None = None,
@@ -147,6 +151,12 @@ class AskView:
         out["stages"] = [{"name": t.name, "kind": t.kind, "n_in": t.n_in, "n_out": len(t.hits), "ms": t.ms,
                           "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t)}
                          for t in answer.trace]
+        if out["bm25_terms"].get("bounded"):  # said where the stage is shown, and in the JSON
+            note = (f"explanation bounded: {MAX_EXPLAINED_TERMS} of {out['bm25_terms']['distinct_terms']} "
+                    "distinct question terms shown per chunk, the rest summed in one column")
+            for stage in out["stages"]:
+                if stage["name"] == "bm25":
+                    stage["notes"].append(note)
         return out
 
     # parts ---------------------------------------------------------------------------------
@@ -174,24 +184,30 @@ class AskView:
         bm25 = answer.stage("bm25")
         wanted = [h.chunk_id for h in bm25.hits[:30]]
         wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
-        return {cid: pipeline.bm25.explain(tokens, self.index.position[cid]) for cid in dict.fromkeys(wanted)}
+        return {cid: pipeline.bm25.explain(tokens, self.index.position[cid], MAX_EXPLAINED_TERMS)
+                for cid in dict.fromkeys(wanted)}
 
     def _term_table(self, answer: Answer, tokens: list[str],
                     explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         if not explain:
             return {"terms": [], "rows": []}
-        terms = list(dict.fromkeys(tokens))
+        distinct = list(dict.fromkeys(tokens))
+        terms = distinct[:MAX_EXPLAINED_TERMS]  # columns: the first distinct terms of the question
+        if len(distinct) > len(terms):
+            terms.append(f"({len(distinct) - len(terms)} more terms)")
         rows = []
         for h in answer.stage("bm25").hits[:10]:
             by_term: dict[str, dict[str, Any]] = {}
             for r in explain[h.chunk_id]:
-                cell = by_term.setdefault(r["term"], {"contribution": 0.0, "tf": r["tf"], "idf": r["idf"]})
+                column = r["term"] if r["term"] in terms[:MAX_EXPLAINED_TERMS] else terms[-1]
+                cell = by_term.setdefault(column, {"contribution": 0.0, "tf": r["tf"], "idf": r["idf"]})
                 cell["contribution"] += r["contribution"]
             rows.append({"chunk_id": h.chunk_id, "rank": h.rank, "score": h.score, "tag": self._label(h.chunk_id).tag,
                          "citation": self._label(h.chunk_id).citation,
                          "cells": [by_term.get(t, {"contribution": 0.0, "tf": 0, "idf": 0.0}) for t in terms],
                          "total": sum(c["contribution"] for c in by_term.values())})
-        return {"terms": terms, "rows": rows}
+        return {"terms": terms, "rows": rows, "distinct_terms": len(distinct),
+                "bounded": len(distinct) > MAX_EXPLAINED_TERMS}
 
     def _golden(self, q: Question, answer: Answer) -> tuple[dict[str, Any], set[str]]:
         judgement = self.source.judge().judge(q)

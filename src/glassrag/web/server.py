@@ -10,6 +10,7 @@ escaped by the templates; files are reached only through names looked up in list
 from __future__ import annotations
 
 import ipaddress
+import os
 import json
 import logging
 import math
@@ -17,8 +18,10 @@ import socket
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
+import anyio
+import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
@@ -198,7 +201,7 @@ class Pages:
         data = document_view(source.index(), source.name, doc_id)
         if as_json:
             return json_response(data)
-        twin = f"/documents/{doc_id}.json?" + urlencode({"index": source.name})
+        twin = f"/documents/{quote(doc_id)}.json?" + urlencode({"index": source.name})
         return self.html("document.html", data, request, "documents", twin)
 
     def glossary(self, request: Request, as_json: bool) -> Response:
@@ -216,10 +219,29 @@ class Pages:
 Handler = Callable[[Request, bool], Response]
 
 
+class Workers:
+    """The bounded pool page work runs in, off the event loop: at most `WORKERS` pages are
+    built at once (the pipeline is CPU work under one GIL; more threads only interleave it),
+    the others wait their turn in order while the loop keeps accepting requests."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def run(self, handler: Handler, request: Request, as_json: bool) -> Response:
+        if self._limiter is None:  # made inside the running event loop
+            self._limiter = anyio.CapacityLimiter(self.size)
+        return await anyio.to_thread.run_sync(handler, request, as_json, limiter=self._limiter)
+
+
+WORKERS = max(2, min(4, os.cpu_count() or 2))
+
+
 def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: bool = False,
-              suffix_from: str | None = None) -> Callable[[Request], Awaitable[Response]]:
-    """Wraps a handler: checks the query parameters, runs it in a worker thread (the pipeline
-    is CPU work), and turns errors into a 4xx page or JSON with the problem and the hint."""
+              suffix_from: str | None = None,
+              workers: Workers | None = None) -> Callable[[Request], Awaitable[Response]]:
+    """Wraps a handler: checks the query parameters, runs it in the bounded worker pool (the
+    pipeline is CPU work), and turns errors into a 4xx page or JSON with the problem and the hint."""
 
     async def endpoint(request: Request) -> Response:
         as_json = request.url.path.endswith(".json")
@@ -227,6 +249,8 @@ def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: b
             request.path_params[suffix_from] = request.path_params[suffix_from][: -len(".json")]
         try:
             _check_params(request, allowed, settings_too)
+            if workers is not None:
+                return await workers.run(handler, request, as_json)
             return await run_in_threadpool(handler, request, as_json)
         except GlassragError as e:
             return pages_error(pages, request, as_json, _status(e), e.problem, e.hint)
@@ -273,9 +297,10 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
     to another address on purpose)."""
     pages = Pages(Catalog([Path(p) for p in indexes]))
+    workers = Workers(WORKERS)
 
     def both(path: str, handler: Handler, allowed: set[str], settings_too: bool = False) -> list[Route]:
-        endpoint = _endpoint(pages, handler, allowed, settings_too)
+        endpoint = _endpoint(pages, handler, allowed, settings_too, workers=workers)
         return [Route(path, endpoint), Route(path + ".json", endpoint)]
 
     async def home(request: Request) -> Response:
@@ -303,6 +328,7 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
     app.add_middleware(Guard, allowed_hosts=allowed_hosts)  # type: ignore[arg-type]
     app.state.catalog = pages.catalog
+    app.state.workers = workers
     return app
 
 

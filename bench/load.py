@@ -1,0 +1,173 @@
+"""Load on `glassrag serve`: 200 questions at once, mixed, against a real server on 127.0.0.1.
+
+Builds the demo index in a temporary folder, starts `glassrag serve` on a free port, then
+sends every request at the same moment from 200 client threads:
+
+- simple: the demo's golden questions, as a user types them;
+- heavy: 4,000-character questions of repeated identifiers (the audit's starving load);
+- settings: simple questions with one of 12 settings combinations (bm25.k1 × bm25.b ×
+  answer.k), each a pipeline the server has not built yet when the load begins.
+
+Reports, per kind and overall, latency p50/p95/p99 (seconds, from sending to the last byte)
+and errors (anything but HTTP 200). Writes bench/results/load.json and .md.
+
+    python bench/load.py                 # 200 requests: 120 simple, 40 heavy, 40 settings
+    python bench/load.py --requests 50   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from importlib.metadata import version
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+SETTINGS = [{"bm25.k1": k1, "bm25.b": b, "answer.k": k}
+            for k1, b, k in itertools.product(("0.6", "0.9", "1.5"), ("0.3", "0.75"), ("3", "8"))]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def heavy_question(i: int) -> str:
+    return " ".join(f"E-{4100 + (i + j) % 300} TX-{2000 + j % 50}" for j in range(400))[:4000]
+
+
+def requests_for(n: int) -> list[tuple[str, str]]:
+    """(kind, path) for n requests: 60 % simple, 20 % heavy, 20 % settings."""
+    from glassrag.demo import demo_golden
+    from glassrag.evaluate.golden import load_golden
+
+    questions = [q.question for q in load_golden(demo_golden())]
+    out = []
+    for i in range(n):
+        q = questions[i % len(questions)]
+        if i % 5 == 1:
+            out.append(("heavy", "/ask.json?" + urlencode({"q": heavy_question(i)})))
+        elif i % 5 == 3:
+            out.append(("settings", "/ask.json?" + urlencode({"q": q, **SETTINGS[i % len(SETTINGS)]})))
+        else:
+            out.append(("simple", "/ask.json?" + urlencode({"q": q})))
+    return out
+
+
+def fire(base: str, plan: list[tuple[str, str]], timeout: float) -> list[dict]:
+    """Every request from its own thread, released together by a barrier."""
+    results: list[dict] = [{} for _ in plan]
+    barrier = threading.Barrier(len(plan))
+
+    def one(i: int, kind: str, path: str) -> None:
+        barrier.wait()
+        t0 = time.perf_counter()
+        status: int | str
+        try:
+            with urllib.request.urlopen(base + path, timeout=timeout) as r:
+                body = r.read()
+                status = r.status
+        except urllib.error.HTTPError as e:
+            status, body = e.code, b""
+        except OSError as e:
+            status, body = type(e).__name__, b""
+        results[i] = {"kind": kind, "status": status, "seconds": time.perf_counter() - t0,
+                      "bytes": len(body)}
+
+    threads = [threading.Thread(target=one, args=(i, k, p)) for i, (k, p) in enumerate(plan)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def summary(rows: list[dict]) -> dict:
+    ok = [r["seconds"] for r in rows if r["status"] == 200]
+    p = np.percentile(ok, [50, 95, 99]) if ok else [float("nan")] * 3
+    return {"requests": len(rows), "errors": sum(r["status"] != 200 for r in rows),
+            "p50": round(float(p[0]), 3), "p95": round(float(p[1]), 3), "p99": round(float(p[2]), 3),
+            "max": round(max(ok), 3) if ok else None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="glassrag-load-") as tmp:
+        from glassrag.demo import demo_docs
+
+        index = Path(tmp) / "demo"
+        subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(demo_docs()), "--index",
+                        str(index)], check=True, stdout=subprocess.DEVNULL)
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(index),
+                                   "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen(base + "/glossary.json", timeout=2).read()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            alone = fire(base, [("simple alone", "/ask.json?q=" + "What+does+error+E-4107+mean%3F")] * 1,
+                         args.timeout)
+            t0 = time.perf_counter()
+            rows = fire(base, requests_for(args.requests), args.timeout)
+            wall = time.perf_counter() - t0
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    kinds = sorted({r["kind"] for r in rows})
+    import glassrag.web.server as server_module
+
+    pool = getattr(server_module, "WORKERS", "anyio's default 40 threads (before issue 13)")
+
+    result = {
+        "what": f"{args.requests} concurrent /ask.json requests against glassrag serve on 127.0.0.1 "
+                f"(demo index; worker pool of {pool})",
+        "code": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                               capture_output=True, text=True).stdout.strip(),
+        "python": platform.python_version(),
+        "packages": {p: version(p) for p in ("glassrag", "starlette", "uvicorn", "anyio", "numpy")},
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "simple_question_alone_seconds": round(alone[0]["seconds"], 3),
+        "wall_seconds": round(wall, 2),
+        "overall": summary(rows),
+        "by_kind": {k: summary([r for r in rows if r["kind"] == k]) for k in kinds},
+        "statuses": sorted({str(r["status"]) for r in rows}),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    name = os.environ.get("GLASSRAG_LOAD_RESULT", "load")
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    lines = ["| requests | kind | errors | p50 s | p95 s | p99 s | max s |", "|---:|---|---:|---:|---:|---:|---:|"]
+    for kind, s in [("all", result["overall"]), *result["by_kind"].items()]:
+        lines.append(f"| {s['requests']} | {kind} | {s['errors']} | {s['p50']} | {s['p95']} | {s['p99']} | {s['max']} |")
+    text = (f"{result['what']}; code {result['code']}, Python {result['python']}, "
+            + ", ".join(f"{k} {v}" for k, v in result["packages"].items())
+            + f"\n\nA simple question alone: {result['simple_question_alone_seconds']} s. "
+              f"All {args.requests} requests done in {result['wall_seconds']} s.\n\n" + "\n".join(lines) + "\n")
+    (RESULTS / f"{name}.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
