@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
+from glassrag.ingest.base import (BEFORE_HEADINGS, Extracted, TextBuilder, heading_locators,
+                                  office_metadata, require_extra)
 from glassrag.ingest.sniff import expect_ooxml
 from glassrag.ingest.tables import one_line, render_table
 
@@ -28,6 +29,7 @@ def load_docx(path: Path, data: bytes) -> Extracted:
     from docx.table import Table
 
     builder = TextBuilder()
+    builder.open_section(BEFORE_HEADINGS)
     stack: list[tuple[int, str]] = []
     first_heading = ""
     for block in document.iter_inner_content():
@@ -51,6 +53,7 @@ def load_docx(path: Path, data: bytes) -> Extracted:
         builder.open_section(f"§ {heading}", tuple(h for _, h in stack))
         builder.add(heading)
     text, sections = builder.build()
+    sections = heading_locators(sections)
     props = document.core_properties
     metadata = office_metadata(props)
     return Extracted(title=(props.title or "").strip() or first_heading or path.stem,
