@@ -13,7 +13,8 @@ reads on its own when a chunk holds only part of a table:
 A grid table (Word, PowerPoint) says which row is its header: its first row that is not a
 caption merged across the whole width, even when only one of its cells is filled (`RISK`
 over six unnamed columns). A header cell left empty names nothing: in the leftmost column
-that is the row labels' column, and a record shows its label alone on its first line.
+(or a column left of every header, in a sheet) that is the row labels' column, and a
+record shows its label alone on its first line.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ class TableText:
             self.set_header(filled)
             return
         header = self.header or {}
+        if header and not self._records and self._labels is None and min(filled) < min(header):
+            self._labels = min(filled)  # a column left of every header: the row labels
         lines = []
         for i, v in filled.items():
             if i == self._labels:
@@ -74,6 +77,15 @@ class TableText:
                 lines.append(f"{header.get(i) or self.column_name(i)}: {v}")
         self._blocks.append("\n".join(lines))
         self._records += 1
+
+    @property
+    def records(self) -> int:
+        return self._records
+
+    def rename(self, header: Mapping[int, str]) -> None:
+        """Replace the column names before any record was added (a second header row)."""
+        self.header = dict(header)
+        self._header_line = " | ".join(self.header.values())
 
     def set_header(self, header: Mapping[int, str], columns: list[int] | None = None) -> None:
         """Take `header` as the column names. Given the table's `columns`, an empty first
