@@ -89,7 +89,8 @@ def join_lines(first: str, second: str, vocabulary: Vocabulary) -> str:
     if len(first) > 1 and first[-1] in HYPHENS and first[-2].isalnum():
         a = WORD.findall(first[:-1])
         b = WORD.findall(second)
-        if a and b and not keep_hyphen(a[-1].split("-")[-1], b[0].split("-")[0], vocabulary):
+        if a and b and not keep_hyphen(re.split(f"[{HYPHENS}]", a[-1])[-1],
+                                       re.split(f"[{HYPHENS}]", b[0])[0], vocabulary):
             return first[:-1] + second
         return first + second
     return first + " " + second

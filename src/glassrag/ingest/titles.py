@@ -19,7 +19,8 @@ import re
 JUNK = re.compile(
     r"^(?:powerpoint presentation|presentation\d*|slide \d+|untitled(?: document)?\d*"
     r"|document\d*|title|microsoft (?:word|powerpoint|excel) - .*|.*\.(?:docx?|pptx?|xlsx?|pdf"
-    r"|tex|dvi|indd|rtf|odt)|this section of the federal register.*|ibm\.com/redbooks.*)$",
+    r"|tex|dvi|indd|rtf|odt)|this section of the federal register.*|ibm\.com/redbooks.*"
+    r"|(?:prepared|written|compiled|edited|created|presented) by .*)$",
     re.IGNORECASE)
 MIN_LETTERS = 3
 
@@ -27,7 +28,8 @@ MIN_LETTERS = 3
 def is_junk(title: str) -> bool:
     """Whether a title says nothing about its document: empty, a program's default
     (`PowerPoint Presentation`, `Slide 1`, `Microsoft Word - x.docx`, a file name),
-    boilerplate that heads every document of a series, or without MIN_LETTERS letters."""
+    boilerplate that heads every document of a series, a credit line (`Prepared by …`),
+    or without MIN_LETTERS letters."""
     title = re.sub(r"\s+", " ", title).strip()
     letters = sum(ch.isalpha() for ch in title)
     return letters < MIN_LETTERS or bool(JUNK.match(title))
