@@ -4,7 +4,7 @@
     PYTHONPATH=OTHER/src python bench/real_docs.py --label before --out /tmp/before.json
 
 Ingests the ten documents of `tests/fixtures/real/docs/` (provenance in
-`tests/fixtures/real/PROVENANCE.md`), asks the 45 questions of
+`tests/fixtures/real/PROVENANCE.md`), asks the 48 questions of
 `bench/real_docs_golden.jsonl`, and reports, per split and over all questions:
 
 - hit@5: an answer's verbatim text is inside one of the five best chunks;
