@@ -13,11 +13,12 @@ WHEN = dt.datetime(2025, 3, 14, 9, 30)
 
 def pdf_bytes(pages: Sequence[Sequence[str]], *, header: str = "", footer: str = "",
               title: str = "", labels: dict[int, tuple[str, str, int]] | None = None,
-              user_password: str = "") -> bytes:
+              user_password: str = "", scans: Sequence[int] = ()) -> bytes:
     """A4 pages of 11 pt Helvetica paragraphs. `header`/`footer` are drawn on every page
     (`{page}` and `{pages}` are filled in); `labels` maps a 0-based page index to the
     page-label range it starts: (style, prefix, first number), e.g. ("r", "", 1) for i, ii.
-    An empty list of paragraphs gives a page without any text (a framed empty box)."""
+    An empty list of paragraphs gives a page without any text: a framed empty box, or, for
+    the 0-based page indexes in `scans`, a grey image (what a scanned page is)."""
     from fpdf import FPDF
 
     class Doc(FPDF):
@@ -46,8 +47,12 @@ def pdf_bytes(pages: Sequence[Sequence[str]], *, header: str = "", footer: str =
         if labels and i in labels:
             style, prefix, start = labels[i]
             pdf.set_page_label(style, prefix or None, start)
-        if not paragraphs:
-            pdf.rect(30, 30, 100, 60)  # something on the page, but no text: like a scan
+        if not paragraphs and i in scans:
+            from PIL import Image
+
+            pdf.image(Image.new("L", (40, 60), 200), x=20, y=20, w=120)
+        elif not paragraphs:
+            pdf.rect(30, 30, 100, 60)  # something on the page, but no text and no image
         pdf.set_font("Helvetica", size=11)
         for text in paragraphs:
             pdf.multi_cell(0, 5.5, text, new_x="LMARGIN", new_y="NEXT")

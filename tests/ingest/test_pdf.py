@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from glassrag.ingest import load_document
+from glassrag.ingest.hyphens import Vocabulary
 from glassrag.ingest.pdf import Line, drop_running_heads, load_pdf, page_locators, pdf_date, reflow
 from tests.ingest.build_files import pdf_bytes
 
@@ -84,13 +85,23 @@ def test_wrapped_paragraph_is_one_line_again_and_list_items_stay_apart():
                                    "- within 3 m of a live railway line"]
 
 
-def test_page_without_text_is_recorded_and_warned_about():
-    data = pdf_bytes([["Page one has text."], [], ["Page three has text."]])
+def test_page_with_an_image_and_no_text_is_recorded_and_warned_about():
+    data = pdf_bytes([["Page one has text."], [], ["Page three has text."]], scans=[1])
     doc, warnings = load_document(Path("scan.pdf"), "scan", data)
     assert doc.metadata["empty_pages"] == [2]
+    assert doc.metadata["blank_pages"] == []
     assert [s.locator for s in doc.sections] == ["page 1", "page 3"]
     assert warnings == ("extraction quality warn: 1 of 3 page(s) have no text (page 2): if they "
                         "are scanned images, they need OCR before their content can be searched",)
+
+
+def test_page_with_neither_text_nor_image_is_blank_not_a_scan():
+    data = pdf_bytes([["Page one has text."], [], ["Page three has text."]])
+    doc, warnings = load_document(Path("blank.pdf"), "blank", data)
+    assert doc.metadata["empty_pages"] == []
+    assert doc.metadata["blank_pages"] == [2]
+    assert [s.locator for s in doc.sections] == ["page 1", "page 3"]
+    assert warnings == ()
 
 
 def test_reflow_joins_only_lines_whose_next_word_would_not_fit():
@@ -104,10 +115,14 @@ def test_reflow_joins_only_lines_whose_next_word_would_not_fit():
                              "Next paragraph starts", "- an item"]
 
 
-def test_reflow_keeps_a_hyphen_and_drops_pdfiums_soft_hyphen_mark():
+def test_reflow_decides_line_end_hyphens_by_the_documents_own_words():
     lines = [Line("wear a class 3 high-", 500, 30, 3), Line("visibility jacket", 200, 60, 3),
              Line("informa\x02", 500, 30, 3), Line("tion desk", 100, 60, 3)]
-    assert reflow(lines) == ["wear a class 3 high-visibility jacket", "information desk"]
+    elsewhere = Vocabulary(["a high fence", "poor visibility", "the information desk"])
+    assert reflow(lines, vocabulary=elsewhere) == ["wear a class 3 high-visibility jacket",
+                                                   "information desk"]
+    # with no other evidence, "high" and "visibility" are only halves of a break: joined
+    assert reflow(lines) == ["wear a class 3 highvisibility jacket", "information desk"]
 
 
 def test_running_heads_need_more_than_half_of_at_least_three_pages():

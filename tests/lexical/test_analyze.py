@@ -26,3 +26,21 @@ def test_identifiers_are_not_stemmed_and_unicode_words_survive():
 def test_params_are_json_safe():
     assert Analyzer().params() == {"stopwords": "lucene", "stem": True, "identifiers": True,
                                    "min_length": 1}
+
+
+def test_dash_look_alikes_match_a_plain_hyphen_on_both_sides():
+    a = Analyzer(stopwords="none", stem=False)
+    typed = a("FAA-2020-0686")
+    assert typed == ["faa-2020-0686", "faa", "2020", "0686"]
+    for printed in ("FAA\u20132020\u20130686", "FAA\u20112020\u20110686", "FAA\u22122020\u22120686",
+                    "FAA\u20142020\u20140686", "FAA\uff0d2020\uff0d0686"):
+        assert a(printed) == typed, printed
+    # an en dash in the query finds the plain hyphen of the document too
+    assert a("FAA\u20132020\u20130686") == a("FAA-2020-0686")
+
+
+def test_fixed_width_spaces_split_and_soft_hyphens_vanish():
+    a = Analyzer(stopwords="none", stem=False)
+    assert a("12\u00a0mm") == a("12 mm") == ["12", "mm"]
+    assert a("5\u202fkg") == ["5", "kg"]
+    assert a("hyphen\u00adation") == ["hyphenation"]

@@ -81,6 +81,27 @@ def _text_problems(data: Any) -> list[str]:
     return problems
 
 
+LINES = re.compile(r"^lines?\s+(\d+)(?:\s*-\s*(\d+))?$")
+
+
+def line_range(locator: str) -> tuple[int, int] | None:
+    """`lines 3-7` → (3, 7), `line 4` → (4, 4); None for any other locator."""
+    m = LINES.match(locator.strip())
+    if not m:
+        return None
+    first = int(m.group(1))
+    return first, int(m.group(2) or first)
+
+
+def locator_matches(label: str, shown: str) -> bool:
+    """Whether a shown passage's locator cites a labelled one: the same text, or, for plain
+    text, line ranges that overlap (`lines 1-7` shown cites `lines 3-5` labelled)."""
+    if label == shown:
+        return True
+    a, b = line_range(label), line_range(shown)
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
 def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
     """One golden line to a Question, or every reason it is not one."""
     if not isinstance(data, dict):
@@ -216,7 +237,16 @@ def check_against(questions: list[Question], documents: Mapping[str, Any]) -> li
                 problems.append((q.line, f"{q.id}: document {a.doc!r} is not in the index"))
                 continue
             where = doc.text
-            if a.locator:
+            lines = line_range(a.locator) if getattr(doc, "format", "") == "text" else None
+            if lines is not None:
+                all_lines = doc.text.split("\n")
+                first, last = lines
+                if not 1 <= first <= last <= len(all_lines):
+                    problems.append((q.line, f"{q.id}: {a.doc} has lines 1-{len(all_lines)}, "
+                                             f"not {a.locator!r}"))
+                    continue
+                where = "\n".join(all_lines[first - 1:last])
+            elif a.locator:
                 sections = [s for s in doc.sections if s.locator == a.locator]
                 if not sections:
                     problems.append((q.line, f"{q.id}: {a.doc} has no locator {a.locator!r}"))

@@ -13,7 +13,7 @@ import numpy as np
 from glassrag import __version__
 from glassrag.errors import QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
-from glassrag.evaluate.golden import Question
+from glassrag.evaluate.golden import Question, locator_matches
 from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
@@ -237,7 +237,8 @@ def _record(q: Question, judgement: Judgement, answer: Answer, k: int,
     ranking = [[h.chunk_id, doc_of(h.chunk_id), round(h.score, 6)] for h in final.hits
                if h.chunk_id not in judgement.excluded] if final else []
     located = {(a.doc, a.locator) for a in q.answers if a.locator}
-    locator_hit = (any((p.doc_id, p.locator) in located for p in shown) if located else None)
+    locator_hit = (any(p.doc_id == doc and locator_matches(where, p.locator)
+                       for p in shown for doc, where in located) if located else None)
     quote = answer.quote
     gate = next((t for t in answer.trace if t.kind == "gate"), None)
     packed = next((t for t in answer.trace if t.kind == "budget"), None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -63,6 +63,32 @@ class TextBuilder:
     def build(self) -> tuple[str, tuple[Section, ...]]:
         self._close()
         return "".join(self._parts), tuple(self._sections)
+
+
+HEADING = "§ "
+PATH_SEPARATOR = " › "
+BEFORE_HEADINGS = "§ (start)"  # the locator of text before a document's first heading
+
+
+def heading_locators(sections: tuple[Section, ...]) -> tuple[Section, ...]:
+    """Sections located by a heading (`§ …`) with enough of their heading path to tell
+    them apart: the shortest end of the path that no other section's path ends with
+    (`§ V2 Authentication › Control Objective` where every chapter has a `Control
+    Objective`; `§ Refunds` where the heading is unique). Sections whose whole paths are
+    the same keep the whole path: nothing tells them apart."""
+    paths = [s.heading_path for s in sections if s.locator.startswith(HEADING) and s.heading_path]
+    out = []
+    for s in sections:
+        path = s.heading_path
+        if not (s.locator.startswith(HEADING) and path):
+            out.append(s)
+            continue
+        for k in range(1, len(path) + 1):
+            tail = path[-k:]
+            if all(p == path for p in paths if p[-k:] == tail):
+                break
+        out.append(replace(s, locator=HEADING + PATH_SEPARATOR.join(tail)))
+    return tuple(out)
 
 
 EXTRA_HINT = "pip install 'glassrag[docs]'"

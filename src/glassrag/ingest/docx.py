@@ -13,8 +13,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
+from glassrag.ingest.base import (BEFORE_HEADINGS, Extracted, TextBuilder, heading_locators,
+                                  office_metadata, require_extra)
 from glassrag.ingest.sniff import expect_ooxml
+from glassrag.ingest.titles import choose_title
 from glassrag.ingest.tables import one_line, render_table
 
 HEADING_STYLE = re.compile(r"^heading\s+(\d)$", re.IGNORECASE)
@@ -28,11 +30,12 @@ def load_docx(path: Path, data: bytes) -> Extracted:
     from docx.table import Table
 
     builder = TextBuilder()
+    builder.open_section(BEFORE_HEADINGS)
     stack: list[tuple[int, str]] = []
     first_heading = ""
     for block in document.iter_inner_content():
         if isinstance(block, Table):
-            text = render_table(table_rows(block))
+            text = render_table(table_rows(block), header_row=True)
             if text:
                 builder.add(text)
             continue
@@ -51,9 +54,10 @@ def load_docx(path: Path, data: bytes) -> Extracted:
         builder.open_section(f"§ {heading}", tuple(h for _, h in stack))
         builder.add(heading)
     text, sections = builder.build()
+    sections = heading_locators(sections)
     props = document.core_properties
     metadata = office_metadata(props)
-    return Extracted(title=(props.title or "").strip() or first_heading or path.stem,
+    return Extracted(title=choose_title(props.title or "", "", first_heading, path.stem),
                      text=text, sections=sections, format="docx", metadata=metadata)
 
 
@@ -84,11 +88,15 @@ def _outline_level(element: Any) -> int | None:
 
 
 def table_rows(table: Any) -> list[list[str]]:
-    """A table's cell texts row by row; a merged cell is read once, where it starts."""
+    """A table's cell texts row by row; a merged cell is read once, where it starts, and a
+    row that is one cell merged across the whole width is [its text] (a caption)."""
     rows = []
     for row in table.rows:
         seen: set[int] = set()
         cells = []
+        if len(row.cells) > 1 and len({id(cell._tc) for cell in row.cells}) == 1:
+            rows.append([one_line(row.cells[0].text)])
+            continue
         for cell in row.cells:
             if id(cell._tc) in seen:
                 cells.append("")

@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from glassrag.ingest.base import Extracted, TextBuilder, decode
+from glassrag.ingest.base import BEFORE_HEADINGS, Extracted, TextBuilder, decode, heading_locators
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 DROPPED = {"script", "style", "noscript", "template", "svg", "head"}
@@ -20,6 +20,7 @@ class _Walker(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.builder = TextBuilder()
+        self.builder.open_section(BEFORE_HEADINGS)
         self.title = ""
         self.first_h1 = ""
         self._in_title = False
@@ -80,5 +81,6 @@ def load_html(path: Path, data: bytes) -> Extracted:
     walker.close()
     walker._flush()
     text, sections = walker.builder.build()
+    sections = heading_locators(sections)
     title = walker.title.strip() or walker.first_h1 or path.stem
     return Extracted(title=title, text=text, sections=sections, format="html")

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from glassrag.ingest.base import Extracted, TextBuilder, decode
+from glassrag.ingest.base import BEFORE_HEADINGS, Extracted, TextBuilder, decode, heading_locators
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 FENCE = re.compile(r"^(```|~~~)")
@@ -35,6 +35,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def load_markdown(path: Path, data: bytes) -> Extracted:
     meta, body = split_front_matter(decode(path, data))
     builder = TextBuilder()
+    builder.open_section(BEFORE_HEADINGS)
     stack: list[tuple[int, str]] = []
     title = meta.get("title", "")
     in_fence = False
@@ -65,6 +66,7 @@ def load_markdown(path: Path, data: bytes) -> Extracted:
         builder.add(heading)
     flush()
     text, sections = builder.build()
+    sections = heading_locators(sections)
     return Extracted(
         title=title or path.stem,
         text=text,

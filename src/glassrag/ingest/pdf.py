@@ -1,15 +1,24 @@
 """PDF with pypdfium2: one section per page, located as `page N`, or by the page's label
-when the PDF gives it one (`page iv`, `page A-3`).
+when the PDF gives it one (`page iv`, `page A-3`), or by the number printed on it when it
+has no labels and that number is not its place in the file (`p. 696 (PDF page 1)`).
 
 What a PDF's text layer gives is lines, in drawing order. The loader
+- finds printed page numbers: a number in a page's header or footer lines that equals its
+  physical number plus one offset shared by most pages (`printed_numbers`);
 - drops running headers and footers: a line at the top or bottom of more than half of
   the pages, at the same height, with digits masked (`Page 3 of 9` matches `Page 4 of
-  9`), from 3 pages up;
+  9`), from 3 pages up; and a line at the top or bottom of 3 or more pages whose number
+  changes (`Chapter 2. Roles 11`, `Chapter 2. Roles 12`); top and bottom by drawing order
+  and by height, so a print stamp drawn last but placed in the margin goes too;
 - joins the lines a paragraph was wrapped into, so sentences are whole: a line was wrapped
   when it ends near the text's right edge and the next line's first word would not have
-  fitted after it (see `reflow`);
-- records pages without any text in `metadata["empty_pages"]`: on a scan they are images
-  that need OCR, which the quality check reports.
+  fitted after it (see `reflow`); a line-end hyphen is kept or undone by what the rest of
+  the document spells (`glassrag.ingest.hyphens`);
+- records pages without text that show an image in `metadata["empty_pages"]`: on a scan
+  they are images that need OCR, which the quality check reports; pages with neither text
+  nor image are blank (`metadata["blank_pages"]`), not scans;
+- takes the title from the metadata unless it is boilerplate or not what the first page
+  shows largest (`glassrag.ingest.titles`).
 """
 
 from __future__ import annotations
@@ -21,13 +30,17 @@ from typing import Any
 
 from glassrag.errors import IngestError
 from glassrag.ingest.base import Extracted, TextBuilder, require_extra
+from glassrag.ingest.hyphens import Vocabulary, join_lines, join_marks
 from glassrag.ingest.sniff import expect_pdf
+from glassrag.ingest.titles import choose_title
 
 EDGE_LINES = 2          # lines at the top and at the bottom of a page where running heads sit
 REPEATED_SHARE = 0.5    # a running head is on more than this share of the pages ...
 MIN_PAGES = 3           # ... of a PDF with at least this many pages
 RIGHT_EDGE_SHARE = 0.8  # a page's longest line reaching less than this is not full width
 TITLE_MAX_WORDS = 12
+CHANGING_MIN_PAGES = 3  # an edge line whose number changes is furniture from this many pages
+PRINTED_MAX = 9999      # a printed page number has at most four digits
 BULLET = re.compile(r"^\s*([-•▪◦*–]|\d+[.)]|[a-z][.)])\s")
 
 
@@ -46,12 +59,14 @@ def load_pdf(path: Path, data: bytes) -> Extracted:
     pages: list[list[Line]] = []
     widths: list[float] = []
     labels: list[str] = []
+    images: list[bool] = []
     try:
         for i in range(len(pdf)):
             page = pdf[i]
             textpage = page.get_textpage()
             pages.append(read_lines(textpage, pdfium.raw))
             widths.append(page.get_width())
+            images.append(has_image(page, pdfium.raw))
             textpage.close()
             page.close()
             labels.append(pdf.get_page_label(i).strip())
@@ -63,28 +78,39 @@ def load_pdf(path: Path, data: bytes) -> Extracted:
     finally:
         pdf.close()
 
+    printed = {} if any(labels) else printed_numbers(pages)
+    title_lines = largest_lines(pages[0]) if pages else ""
     pages = drop_running_heads(pages)
-    locators = page_locators(labels)
+    locators = page_locators(labels, printed)
+    vocabulary = Vocabulary(ln.text for lines in pages for ln in lines)
     builder = TextBuilder()
     empty: list[int] = []
+    blank: list[int] = []
     for n, (lines, width, locator) in enumerate(zip(pages, widths, locators), 1):
-        text = "\n".join(reflow(lines, width)).strip()
+        text = "\n".join(reflow(lines, width, vocabulary)).strip()
         if not text:
-            empty.append(n)
+            (empty if images[n - 1] else blank).append(n)
             continue
         builder.open_section(locator)
         builder.add(text)
     text, sections = builder.build()
-    metadata: dict[str, Any] = {"pages": len(pages), "empty_pages": empty}
+    metadata: dict[str, Any] = {"pages": len(pages), "empty_pages": empty, "blank_pages": blank}
+    if printed:
+        metadata["printed_page_numbers"] = {str(k + 1): v for k, v in sorted(printed.items())}
     for key, name in (("Author", "author"), ("Subject", "subject"), ("Keywords", "keywords")):
         if info.get(key, "").strip():
             metadata[name] = info[key].strip()
     date = pdf_date(info.get("ModDate", "")) or pdf_date(info.get("CreationDate", ""))
     if date:
         metadata["date"] = date
-    title = info.get("Title", "").strip() or first_heading(pages) or path.stem
+    title = choose_title(info.get("Title", ""), title_lines, first_heading(pages), path.stem)
     return Extracted(title=title, text=text, sections=sections, format="pdf",
                      metadata=metadata)
+
+
+def has_image(page: Any, raw: Any) -> bool:
+    """Whether the page shows an image (what a scanned page is)."""
+    return next(iter(page.get_objects(filter=[raw.FPDF_PAGEOBJ_IMAGE])), None) is not None
 
 
 @dataclass(frozen=True)
@@ -98,6 +124,7 @@ class Line:
     space: float = 0.0  # the width of a space on this line (an estimate where it has none)
     y: float = 0.0      # the lowest bottom of its characters
     left: float = 0.0   # where its first visible character starts
+    size: float = 0.0   # its largest font size (points)
 
 
 def read_lines(textpage: Any, raw: Any) -> list[Line]:
@@ -113,13 +140,14 @@ def read_lines(textpage: Any, raw: Any) -> list[Line]:
     first_word = 0.0
     widths: list[float] = []
     spaces: list[float] = []
+    size = 0.0
 
     def finish() -> None:
         text = "".join(chars).rstrip()
         space = (sum(spaces) / len(spaces)) if spaces else (
             0.5 * sum(widths) / len(widths) if widths else 0.0)
         lines.append(Line(text, right, first_word or max(word_right - (word_left or 0), 0),
-                          space, bottom or 0.0, line_left or 0.0))
+                          space, bottom or 0.0, line_left or 0.0, size))
 
     for i in range(textpage.count_chars()):
         ch = chr(raw.FPDFText_GetUnicode(textpage, i))
@@ -127,7 +155,7 @@ def read_lines(textpage: Any, raw: Any) -> list[Line]:
             finish()
             chars, right, bottom, line_left = [], 0.0, None, None
             word_left, word_right, first_word = None, 0.0, 0.0
-            widths, spaces = [], []
+            widths, spaces, size = [], [], 0.0
             continue
         if ch in "\r\x00":
             continue
@@ -139,6 +167,7 @@ def read_lines(textpage: Any, raw: Any) -> list[Line]:
                 first_word = word_right - word_left
             continue
         widths.append(max(char_right - left, 0.0))
+        size = max(size, raw.FPDFText_GetFontSize(textpage, i))
         right = max(right, char_right)
         bottom = char_bottom if bottom is None else min(bottom, char_bottom)
         line_left = left if line_left is None else line_left
@@ -157,37 +186,82 @@ def _key(line: Line) -> tuple[str, float]:
     return text, round(line.y / 2)
 
 
+def edges(lines: list[Line]) -> tuple[set[int], set[int]]:
+    """Indexes of the lines where running heads sit: the first and last EDGE_LINES
+    non-blank lines in drawing order, and the EDGE_LINES highest and lowest on the page."""
+    filled = [i for i, ln in enumerate(lines) if ln.text.strip()]
+    top, bottom = set(filled[:EDGE_LINES]), set(filled[-EDGE_LINES:])
+    if len({lines[i].y for i in filled}) > 1:  # lines without geometry have no height order
+        by_height = sorted(filled, key=lambda i: lines[i].y)
+        top |= set(by_height[-EDGE_LINES:])
+        bottom |= set(by_height[:EDGE_LINES])
+    return top, bottom
+
+
 def drop_running_heads(pages: list[list[Line]]) -> list[list[Line]]:
     """Pages without the lines that repeat at their top or bottom edge (headers, footers).
 
-    A line is a running head when its digit-masked text, at the same height, is among the
-    first EDGE_LINES non-blank lines (a header) or the last EDGE_LINES (a footer) of more
-    than REPEATED_SHARE of the pages; it is dropped from that edge only."""
+    A line at an edge (see `edges`) is a running head when its digit-masked text, at the
+    same height, is at that edge of more than REPEATED_SHARE of the pages; or when it is at
+    that edge of CHANGING_MIN_PAGES or more pages with letters in it and different numbers
+    (`Chapter 2. Roles 11`, `… 12`: a chapter's running head). It is dropped from that edge
+    only."""
     if len(pages) < MIN_PAGES:
         return pages
-    tops: dict[tuple[str, float], int] = {}
-    bottoms: dict[tuple[str, float], int] = {}
+    counts: list[dict[tuple[str, float], int]] = [{}, {}]
+    numbers: list[dict[tuple[str, float], set[str]]] = [{}, {}]
     for lines in pages:
-        body = [ln for ln in lines if ln.text.strip()]
-        for counts, edge in ((tops, body[:EDGE_LINES]), (bottoms, body[-EDGE_LINES:])):
-            for key in {_key(t) for t in edge}:
-                counts[key] = counts.get(key, 0) + 1
+        for side, where in enumerate(edges(lines)):
+            keys = {_key(lines[i]): lines[i].text for i in where}
+            for key, text in keys.items():
+                counts[side][key] = counts[side].get(key, 0) + 1
+                numbers[side].setdefault(key, set()).add(" ".join(re.findall(r"\d+", text)))
     least = REPEATED_SHARE * len(pages)
-    top = {k for k, n in tops.items() if n > least}
-    bottom = {k for k, n in bottoms.items() if n > least}
-    if not (top or bottom):
+    heads = [{k for k, n in counts[side].items()
+              if n > least or (n >= CHANGING_MIN_PAGES and "#" in k[0]
+                               and re.search(r"[^\W\d_]{2}", k[0])
+                               and len(numbers[side][k]) > 1)}
+             for side in (0, 1)]
+    if not (heads[0] or heads[1]):
         return pages
     out = []
     for lines in pages:
-        filled = [i for i, ln in enumerate(lines) if ln.text.strip()]
-        head, foot = set(filled[:EDGE_LINES]), set(filled[-EDGE_LINES:])
+        top, bottom = edges(lines)
         out.append([ln for i, ln in enumerate(lines)
-                    if not ((i in head and _key(ln) in top)
-                            or (i in foot and _key(ln) in bottom))])
+                    if not ((i in top and _key(ln) in heads[0])
+                            or (i in bottom and _key(ln) in heads[1]))])
     return out
 
 
-def reflow(lines: list[Line], page_width: float | None = None) -> list[str]:
+def printed_numbers(pages: list[list[Line]]) -> dict[int, int]:
+    """{page index: the page number printed on it}, where the pages print numbers that are
+    their place in the file plus one offset other than 0.
+
+    A page's candidates are the whole numbers (up to PRINTED_MAX) of its edge lines; the
+    offset (number − physical page number) must be shared by more than REPEATED_SHARE of
+    the pages, from MIN_PAGES pages up. Only pages whose edges show their number get one."""
+    if len(pages) < MIN_PAGES:
+        return {}
+    found: list[set[int]] = []
+    offsets: dict[int, int] = {}
+    for n, lines in enumerate(pages, 1):
+        top, bottom = edges(lines)
+        values = {int(v) for i in top | bottom for v in re.findall(r"(?<![\d.])\d{1,4}(?![\d.])",
+                                                                    lines[i].text)
+                  if 0 < int(v) <= PRINTED_MAX}
+        found.append(values)
+        for off in {v - n for v in values}:
+            offsets[off] = offsets.get(off, 0) + 1
+    if not offsets:
+        return {}
+    offset, count = max(offsets.items(), key=lambda kv: (kv[1], -abs(kv[0])))
+    if offset == 0 or count <= REPEATED_SHARE * len(pages):
+        return {}
+    return {i: i + 1 + offset for i, values in enumerate(found) if i + 1 + offset in values}
+
+
+def reflow(lines: list[Line], page_width: float | None = None,
+           vocabulary: Vocabulary | None = None) -> list[str]:
     """The page's lines with wrapped paragraphs joined again, so sentences are whole.
 
     Line A continues on line B when B's first word would not have fitted after A within
@@ -196,12 +270,14 @@ def reflow(lines: list[Line], page_width: float | None = None) -> list[str]:
     that is short of RIGHT_EDGE_SHARE of the left margin's mirror (`page_width - leftmost
     line start`): then the page holds only short lines, and the mirror is the edge.
 
-    A line ending in a hyphen joins without a space and keeps it (`high-` + `visibility`),
-    as a PDF cannot tell a hyphen from a hyphenation; pdfium's mark for a hyphenation it
-    does recognise (U+0002) is dropped."""
+    A line-end hyphen, and pdfium's mark for a hyphenation it recognises (U+0002), is kept
+    or undone by `glassrag.ingest.hyphens` against the document's `vocabulary` (without
+    one, against the page's own words)."""
     filled = [ln for ln in lines if ln.text.strip()]
     if not filled:
         return []
+    if vocabulary is None:
+        vocabulary = Vocabulary(ln.text for ln in filled)
     edge = max(ln.right for ln in filled)
     if page_width:
         mirror = page_width - min(ln.left for ln in filled)
@@ -213,27 +289,47 @@ def reflow(lines: list[Line], page_width: float | None = None) -> list[str]:
         wrapped = (previous is not None and not BULLET.match(text)
                    and previous.right + previous.space + line.first_word > edge + 0.5)
         if wrapped and out:
-            prev = out[-1]
-            if prev.endswith("\x02"):
-                out[-1] = prev[:-1] + text
-            elif prev.endswith("-") and len(prev) > 1 and prev[-2].isalnum():
-                out[-1] = prev + text
-            else:
-                out[-1] = prev + " " + text
+            out[-1] = join_lines(out[-1], text, vocabulary)
         else:
             out.append(text)
         previous = line
-    return [text.replace("\x02", "") for text in out]
+    return [join_marks(text, vocabulary) for text in out]
 
 
-def page_locators(labels: list[str]) -> list[str]:
-    """`page <label>` where the PDF labels its pages and the label is unique, else
-    `page <number>` (1-based)."""
+def page_locators(labels: list[str], printed: dict[int, int] | None = None) -> list[str]:
+    """Per page: `page <label>` where the PDF labels its pages and the label is unique;
+    `p. <printed> (PDF page <n>)` where the page prints a number that is not its place in
+    the file (see `printed_numbers`); else `page <n>` (1-based), or `PDF page <n>` when
+    another page's label is already `<n>`."""
+    printed = printed or {}
     counts: dict[str, int] = {}
     for label in labels:
         counts[label] = counts.get(label, 0) + 1
-    return [f"page {label}" if label and counts[label] == 1 else f"page {n}"
-            for n, label in enumerate(labels, 1)]
+    used = {label for label in labels if label and counts[label] == 1}
+    out = []
+    for i, label in enumerate(labels):
+        n = str(i + 1)
+        if label and counts[label] == 1:
+            out.append(f"page {label}")
+        elif i in printed:
+            out.append(f"p. {printed[i]} (PDF page {n})")
+        else:
+            out.append(f"PDF page {n}" if n in used and label != n else f"page {n}")
+    return out
+
+
+def largest_lines(lines: list[Line]) -> str:
+    """The text set in the largest font on a page (lines joined by a space), or "" when
+    nothing on it is larger than the rest or the largest text is long (a page of one size)."""
+    filled = [ln for ln in lines if ln.text.strip() and ln.size > 0]
+    if not filled:
+        return ""
+    top = max(ln.size for ln in filled)
+    big = [ln.text.strip() for ln in filled if ln.size >= top - 0.5]
+    if len(big) == len(filled):
+        return ""
+    text = " ".join(big)
+    return text if len(text.split()) <= 3 * TITLE_MAX_WORDS else ""
 
 
 def first_heading(pages: list[list[Line]]) -> str:

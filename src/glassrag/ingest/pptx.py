@@ -3,7 +3,10 @@
 
 A slide's text is its title, then its other shapes from top to bottom and left to right
 (text boxes paragraph by paragraph, grouped shapes, tables as `header: value` records),
-then, when INCLUDE_NOTES is on, its speaker notes under a `Speaker notes:` line.
+then, when INCLUDE_NOTES is on, its speaker notes under a `Speaker notes:` line. A table's
+first row is its header (see `glassrag.ingest.tables`). The title is the file's, unless it
+is a program's default (`PowerPoint Presentation`), then the first slide title, then the
+file name.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Iterator
 
 from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
 from glassrag.ingest.sniff import expect_ooxml
+from glassrag.ingest.titles import choose_title
 from glassrag.ingest.tables import one_line, render_table
 
 INCLUDE_NOTES = True  # speaker notes often hold what the presenter says and the slide does not
@@ -46,7 +50,7 @@ def load_pptx(path: Path, data: bytes, include_notes: bool = INCLUDE_NOTES) -> E
     text, sections = builder.build()
     props = prs.core_properties
     metadata = {"slides": len(prs.slides), **office_metadata(props)}
-    return Extracted(title=(props.title or "").strip() or first_title or path.stem,
+    return Extracted(title=choose_title(props.title or "", "", first_title, path.stem),
                      text=text, sections=sections, format="pptx", metadata=metadata)
 
 
@@ -60,14 +64,27 @@ def _shape_blocks(shapes: list[Any]) -> Iterator[str]:
         if hasattr(shape, "shapes"):  # a group
             yield from _shape_blocks(list(shape.shapes))
         elif getattr(shape, "has_table", False) and shape.has_table:
-            rows = [[one_line(cell.text) for cell in row.cells] for row in shape.table.rows]
-            table = render_table(rows)
+            table = render_table(table_rows(shape.table), header_row=True)
             if table:
                 yield table
         elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
             text = _frame_text(shape.text_frame)
             if text:
                 yield text
+
+
+def table_rows(table: Any) -> list[list[str]]:
+    """A table's cell texts row by row, as python-pptx gives its grid: a cell merged into
+    another is "", a row that is one cell merged across the whole width is [its text]."""
+    rows = []
+    width = len(table.columns)
+    for row in table.rows:
+        cells = list(row.cells)
+        if width > 1 and cells[0].is_merge_origin and cells[0].span_width == width:
+            rows.append([one_line(cells[0].text)])
+            continue
+        rows.append(["" if cell.is_spanned else one_line(cell.text) for cell in cells])
+    return rows
 
 
 def _frame_text(frame: Any) -> str:

@@ -2,11 +2,15 @@
 `sheet NAME (A1:D40)`.
 
 A region is a run of non-empty rows; an empty row ends it, so a sheet holding several
-tables gives one section per table. Rows are rendered as `header: value` records (see
+tables gives one section per table, except after a region that holds only a header: its
+table goes on below the gap. Rows are rendered as `header: value` records (see
 `glassrag.ingest.tables`), numbers as their cell format shows them (`#,##0` gives
 `24,900`), dates as ISO dates. Formulas are read by the value the file cached when it was
 last saved; a formula without one is reported in the warnings, since its result is not
-in the file. Rows are streamed: memory grows with the text extracted, not with openpyxl's
+in the file. Headers are found with the sheet's structure: a row of numbers over rows of
+text is a header (years over a mapping); a header cell merged across columns (read from
+the sheet's `mergeCell` elements, which openpyxl's read-only mode does not give) names
+every column under it, and a second header row below it completes the names (`2024 Q1`). Rows are streamed: memory grows with the text extracted, not with openpyxl's
 cell objects.
 """
 
@@ -17,11 +21,13 @@ import io
 import re
 import zipfile
 from pathlib import Path
+from xml.etree.ElementTree import iterparse
 from typing import Any, Iterator
 
 from glassrag.ingest.base import Extracted, TextBuilder, require_extra
 from glassrag.ingest.sniff import expect_ooxml
 from glassrag.ingest.tables import TableText
+from glassrag.ingest.titles import choose_title
 
 CAPTION_CHARS = 80     # a region's first one-cell row up to this length is its caption
 LISTED_CELLS = 5       # cells named in a warning, then "and N more"
@@ -45,7 +51,8 @@ def load_xlsx(path: Path, data: bytes) -> Extracted:
             sheets.append(ws.title)
             ws.reset_dimensions()  # trust the cells, not the stored dimension
             missing: list[str] = []
-            for region in regions(ws, formulas.get(ws.title, set()), missing):
+            merged = merged_cells(data, getattr(ws, "_worksheet_path", ""))
+            for region in regions(ws, formulas.get(ws.title, set()), missing, merged):
                 span = (f"{get_column_letter(region.min_col)}{region.first_row}:"
                         f"{get_column_letter(region.max_col)}{region.last_row}")
                 path_ = (ws.title, region.caption) if region.caption else (ws.title,)
@@ -67,7 +74,7 @@ def load_xlsx(path: Path, data: bytes) -> Extracted:
     metadata: dict[str, Any] = {"sheets": sheets}
     if when is not None:
         metadata["date"] = when.date().isoformat()
-    return Extracted(title=title or path.stem, text=text, sections=sections, format="xlsx",
+    return Extracted(title=choose_title(title, "", "", path.stem), text=text, sections=sections, format="xlsx",
                      metadata=metadata, warnings=tuple(warnings))
 
 
@@ -84,31 +91,99 @@ class Region:
         self.rows = 0
         self.inherited = header  # the previous region's header, for a table split by a gap
         self.table = TableText(lambda i: f"column {get_column_letter(i)}")
+        self.pending: dict[int, str] | None = None  # a row of numbers that may be a header
+        self.groups: dict[int, str] = {}  # column -> its merged header cell's text
 
-    def add(self, row: int, cells: dict[int, str], all_text: bool) -> None:
-        if len(cells) == 1 and not self.rows:
-            line = next(iter(cells.values())).strip()
-            if len(line) <= CAPTION_CHARS and "\n" not in line:
-                self.caption = line
-        if (len(cells) > 1 and self.table.header is None and not all_text and self.inherited
-                and set(cells) <= set(self.inherited)):
-            self.table.header = dict(self.inherited)
-        self.table.add_row(cells, header_ok=all_text)
+    def header_only(self) -> bool:
+        return self.table.header is not None and not self.table.records and self.pending is None
+
+    def add(self, row: int, cells: dict[int, str], all_text: bool,
+            spans: dict[int, int] | None = None) -> None:
+        """Add one row; `spans` maps a merged cell's first column to its last."""
         self.rows += 1
         self.last_row = row
         self.min_col = min(self.min_col, *cells)
         self.max_col = max(self.max_col, *cells)
+        if len(cells) == 1 and self.rows == 1:
+            line = next(iter(cells.values())).strip()
+            if len(line) <= CAPTION_CHARS and "\n" not in line:
+                self.caption = line
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            if all_text and len(cells) > 1:  # numbers over text: the numbers are the header
+                self.table.add_row(pending, is_header=True)
+                self.table.add_row(cells, header_ok=False)
+                return
+            self.table.add_row(pending, header_ok=False)
+        elif self.groups and all_text and not self.table.records and self.table.header:
+            self.table.rename(second_header_row(self.table.header, self.groups, cells))
+            self.groups = {}
+            return
+        if len(cells) > 1 and self.table.header is None and not all_text:
+            if self.inherited and set(cells) <= set(self.inherited):
+                self.table.header = dict(self.inherited)
+            elif not self.table.records:
+                self.pending = cells
+                return
+        starts_header = len(cells) > 1 and all_text and self.table.header is None
+        self.table.add_row(cells, header_ok=all_text)
+        if starts_header and spans and self.table.header is not None:
+            self.groups = {c: cells[first] for first, last in spans.items() if first in cells
+                           for c in range(first, last + 1)}
+            self.table.rename(dict(sorted({**self.groups, **self.table.header}.items())))
+
+    def finish(self) -> None:
+        if self.pending is not None:
+            self.table.add_row(self.pending, header_ok=False)
+            self.pending = None
 
 
-def regions(ws: Any, formulas: set[tuple[int, int]], missing: list[str]) -> Iterator[Region]:
+def second_header_row(header: dict[int, str], groups: dict[int, str],
+                      cells: dict[int, str]) -> dict[int, str]:
+    """Column names from a merged group header and the row of sub-headers below it:
+    `2024` over `Q1` is `2024 Q1`; a column without a sub-header keeps its name."""
+    names = dict(header)
+    for col, sub in cells.items():
+        group = groups.get(col, "")
+        names[col] = f"{group} {sub}" if group and group != sub else sub
+    return dict(sorted(names.items()))
+
+
+def merged_cells(data: bytes, part: str) -> dict[int, dict[int, int]]:
+    """{row: {first column: last column}} of the merged cells of a worksheet part
+    (`xl/worksheets/sheet1.xml`), read by streaming its `mergeCell` elements."""
+    from openpyxl.utils.cell import range_boundaries
+
+    found: dict[int, dict[int, int]] = {}
+    if not part:
+        return found
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive, archive.open(part) as sheet:
+            for _, element in iterparse(sheet):
+                if element.tag.rsplit("}", 1)[-1] == "mergeCell":
+                    first_col, first_row, last_col, _ = range_boundaries(element.get("ref", ""))
+                    if last_col > first_col:
+                        found.setdefault(first_row, {})[first_col] = last_col
+                element.clear()
+    except (KeyError, ValueError, TypeError):
+        return {}
+    return found
+
+
+def regions(ws: Any, formulas: set[tuple[int, int]], missing: list[str],
+            merged: dict[int, dict[int, int]] | None = None) -> Iterator[Region]:
     """The table regions of a read-only worksheet, one at a time; formula cells without a
     cached value are appended to `missing` as `C8`-style references.
 
     A region whose first row of several cells holds numbers (so it cannot be a header)
     takes the header of the region above it, when its columns are among that header's:
-    that is a table split by an empty row."""
+    that is a table split by an empty row. A region that holds only a header goes on
+    below empty rows when the next row's columns are among the header's. `merged` ({row: {first column: last column}}) gives the header
+    cells merged across columns."""
     region: Region | None = None
     header: dict[int, str] | None = None
+    merged = merged or {}
+    gap = False  # empty rows were passed below a region that holds only a header
     for row in ws.iter_rows():
         cells: dict[int, str] = {}
         all_text = True
@@ -124,15 +199,23 @@ def regions(ws: Any, formulas: set[tuple[int, int]], missing: list[str]) -> Iter
                 number = cell.row
                 all_text = all_text and isinstance(cell.value, str)
         if not cells:
-            if region is not None:
+            if region is not None and region.header_only():
+                gap = True
+            elif region is not None:
+                region.finish()
                 header = region.table.header or header
                 yield region
                 region = None
             continue
+        if region is not None and gap and not set(cells) <= set(region.table.header or {}):
+            yield region  # the lone header row was not this table's
+            region = None
+        gap = False
         if region is None:
             region = Region(number, header)
-        region.add(number, cells, all_text)
+        region.add(number, cells, all_text, merged.get(number))
     if region is not None:
+        region.finish()
         yield region
 
 

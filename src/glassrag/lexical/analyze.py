@@ -4,6 +4,12 @@ Lowercase; Unicode word tokens; optional stopword removal and Snowball stemming;
 identifiers such as `E-4107`, `TX-2000` or `4.2` (word runs joined by `-`, `.` or `/`
 that contain a digit) are kept whole as well as split into their parts, so an exact
 identifier outweighs its near-twins while a search for `4107` still matches.
+
+Before that, look-alike characters are made one (`fold`): the dashes a typesetter or a
+word processor puts in place of `-` (en dash `FAA–2020–0686`, non-breaking hyphen, minus
+sign, …) become `-`, and non-breaking and other fixed-width spaces become a space; soft
+hyphens are dropped. Queries and documents go through the same analyzer, so an identifier
+typed with a plain hyphen finds the one printed with en dashes, and the other way round.
 """
 
 from __future__ import annotations
@@ -17,6 +23,21 @@ from glassrag.errors import UnknownNameError
 from glassrag.lexical.stopwords import STOPWORDS
 
 _RUN = re.compile(r"\w+(?:[-./]\w+)*")
+# U+2010 hyphen, U+2011 non-breaking hyphen, U+2012 figure dash, U+2013 en dash, U+2014 em
+# dash, U+2015 horizontal bar, U+2212 minus sign, U+FE58 small em dash, U+FE63 small
+# hyphen-minus, U+FF0D fullwidth hyphen-minus
+DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+# U+00A0 no-break space, U+2007 figure space, U+202F narrow no-break space, U+2000-U+200A
+# fixed-width spaces, U+3000 ideographic space
+SPACES = "\u00a0\u2007\u202f\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2008\u2009\u200a\u3000"
+_FOLD = {**{ord(c): "-" for c in DASHES}, **{ord(c): " " for c in SPACES},
+         0x00AD: None, 0x200B: None}  # soft hyphen and zero-width space: dropped
+
+
+def fold(text: str) -> str:
+    """Text with look-alike dashes made `-`, fixed-width spaces made ` `, soft hyphens and
+    zero-width spaces dropped (see the module docstring)."""
+    return text.translate(_FOLD)
 _PART = re.compile(r"\w+")
 
 
@@ -43,7 +64,7 @@ class Analyzer:
         """Tokens before stemming (lowercased, stopwords removed)."""
         out: list[str] = []
         stop, min_len = self._stop, self.min_length
-        for run in _RUN.findall(text.lower()):
+        for run in _RUN.findall(fold(text).lower()):
             parts = _PART.findall(run)
             if self.identifiers and len(parts) > 1 and any(c.isdigit() for c in run):
                 out.append(run)

@@ -1,0 +1,97 @@
+"""Heading-path locators, the locator of text before the first heading, running heads
+whose number changes, print stamps in the margin, and title candidates."""
+
+from pathlib import Path
+
+from glassrag.ingest.base import heading_locators
+from glassrag.ingest.docx import load_docx
+from glassrag.ingest.markdown import load_markdown
+from glassrag.ingest.pdf import Line, drop_running_heads, page_locators, printed_numbers
+from glassrag.ingest.titles import choose_title, is_junk
+from glassrag.schema import Section
+from tests.ingest.build_files import docx_bytes
+
+
+def test_the_shortest_end_of_the_heading_path_that_is_unique():
+    sections = (Section("§ V1 Architecture", 0, 1, ("V1 Architecture",)),
+                Section("§ Control Objective", 1, 2, ("V1 Architecture", "Control Objective")),
+                Section("§ Control Objective", 2, 3, ("V2 Authentication", "Control Objective")),
+                Section("§ Legend", 3, 4, ("V2 Authentication", "Legend")),
+                Section("page 4", 4, 5, ()))
+    assert [s.locator for s in heading_locators(sections)] == [
+        "§ V1 Architecture", "§ V1 Architecture › Control Objective",
+        "§ V2 Authentication › Control Objective", "§ Legend", "page 4"]
+
+
+def test_three_levels_deep_takes_only_what_it_needs():
+    paths = [("A", "Setup", "Notes"), ("B", "Setup", "Notes"), ("B", "Use", "Notes")]
+    sections = tuple(Section("§ Notes", i, i + 1, p) for i, p in enumerate(paths))
+    assert [s.locator for s in heading_locators(sections)] == [
+        "§ A › Setup › Notes", "§ B › Setup › Notes", "§ Use › Notes"]
+
+
+def test_text_before_the_first_heading_has_a_locator():
+    md = load_markdown(Path("n.md"), b"An opening paragraph.\n\n# Scope\n\nThe scope.\n")
+    assert [s.locator for s in md.sections] == ["§ (start)", "§ Scope"]
+    doc = load_docx(Path("d.docx"), docx_bytes([("p", "Issued by the safety office."),
+                                                  ("h1", "Scope"), ("p", "The scope.")]))
+    assert [s.locator for s in doc.sections] == ["§ (start)", "§ Scope"]
+    assert doc.text.startswith("Issued by the safety office.")
+
+
+def page(*lines: tuple[str, float]) -> list[Line]:
+    return [Line(text, y=y) for text, y in lines]
+
+
+def test_a_chapters_running_head_with_its_changing_number_is_furniture():
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    pages = [page((f"Chapter 1. Scope {n}", 800), ("Note: see annex", 780),
+                  (f"The {words[n]} rule opens.", 500), (f"The {words[n]} rule ends.", 300))
+             for n in range(1, 4)]
+    pages += [page((f"Chapter 2. Roles and separation of duties {n}", 800),
+                   (f"The {words[n]} duty opens.", 500), (f"The {words[n]} duty ends.", 300))
+              for n in range(4, 8)]
+    pages += [page(("Index", 800), ("entries", 400))]
+    kept = [[ln.text for ln in p] for p in drop_running_heads(pages)]
+    # each chapter's head is on fewer than half of the 8 pages, but its number changes
+    assert kept[0] == ["Note: see annex", "The beta rule opens.", "The beta rule ends."]
+    assert kept[4] == ["The zeta duty opens.", "The zeta duty ends."]
+    assert kept[7] == ["Index", "entries"]
+
+
+def test_a_print_stamp_drawn_mid_page_but_set_in_the_margin_is_furniture():
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    pages = [page((f"The {w} clause opens.", 700), (f"The {w} clause continues.", 650),
+                  ("VerDate Sep<11>2014 17:04 Jun 12, 2020 SGM", 820),
+                  (f"The {w} clause goes on.", 600), (f"The {w} clause ends.", 500))
+             for w in words[:4]]
+    assert [[ln.text for ln in p] for p in drop_running_heads(pages)][0] == [
+        "The alpha clause opens.", "The alpha clause continues.", "The alpha clause goes on.",
+        "The alpha clause ends."]
+
+
+def test_printed_numbers_need_one_offset_on_most_pages():
+    pages = [page(("Intro text", 700), (str(n + 9), 40)) for n in range(1, 6)]
+    assert printed_numbers(pages) == {i: i + 10 for i in range(5)}
+    assert page_locators([""] * 5, printed_numbers(pages))[:2] == [
+        "p. 10 (PDF page 1)", "p. 11 (PDF page 2)"]
+    same = [page(("Intro text", 700), (str(n), 40)) for n in range(1, 6)]
+    assert printed_numbers(same) == {}  # the printed number is the physical one
+    scattered = [page(("Intro", 700), (v, 40)) for v in ("3", "17", "2020", "8", "41")]
+    assert printed_numbers(scattered) == {}
+
+
+def test_title_candidates_in_order():
+    assert is_junk("PowerPoint Presentation") and is_junk("Slide 1") and is_junk("")
+    assert is_junk("Microsoft Word - report.docx") and is_junk("draft_v2.pdf")
+    assert is_junk("Prepared by Christian Heinrich") and is_junk("ibm.com/redbooks Redpaper")
+    assert not is_junk("Quarterly review 2024")
+    assert choose_title("PowerPoint Presentation", "", "Quarterly review", "deck") == "Quarterly review"
+    assert choose_title("Slide 1", "", "", "deck") == "deck"
+    # a metadata title that the first page does not show as its largest text loses to it
+    assert choose_title("Proceedings of the 45th Annual Meeting", "Sparse Information Extraction",
+                        "Proceedings of the 45th Annual Meeting, pages 696–703", "p07") == \
+        "Sparse Information Extraction"
+    # one the first page shows wins
+    assert choose_title("Travel Policy", "Travel Policy 2025", "", "t") == "Travel Policy"
+    assert choose_title("Travel Policy", "", "", "t") == "Travel Policy"
