@@ -107,10 +107,9 @@ def corpora(neural: bool) -> list[dict[str, Any]]:
         {"name": "SciFact with abstention", "paths": [sf],
          "questions": load_beir_questions(sf, "train") + load_beir_questions(sf, "test")},
     ]
-    real = ROOT / "bench" / "real_docs"
-    if (real / "golden.jsonl").is_file():
-        out.append({"name": "real documents", "paths": [ROOT / "tests" / "fixtures" / "real"],
-                    "questions": load_golden(real / "golden.jsonl")})
+    real = ROOT / "bench" / "real_docs_golden.jsonl"
+    out.append({"name": "real documents", "paths": [ROOT / "tests" / "fixtures" / "real" / "docs"],
+                "questions": load_golden(real)})
     if neural:
         out += [dict(c, name=c["name"] + " + MiniLM", embedder="minilm") for c in out[:2]]
     return out

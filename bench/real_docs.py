@@ -58,6 +58,11 @@ def measure(label: str) -> dict[str, Any]:
     for split in ("train", "test", "all"):
         questions = load_golden(GOLDEN, split)
         run = evaluate(pipeline, questions, str(GOLDEN), split)
+        if not isinstance(run, dict):  # run format 2 (a Run): what was shown is its answer section
+            run = run.to_dict()
+            run["metrics"] = run["answer"]["metrics"]
+            for r in run["questions"]:
+                r["metrics"] = r["metrics"].get("answer", {})
         m = run["metrics"]
         out["splits"][split] = {
             "questions": len(questions),

@@ -90,7 +90,7 @@ def test_ingest_with_embedder_caches_and_the_pipeline_fuses(corpus: Path, tmp_pa
     neural = answer.stage("minilm")
     assert neural.params["family"] == "dense" and neural.params["model_name"] == "all-MiniLM-L6-v2"
     assert neural.notes[0].startswith("query instruction ''")
-    assert answer.stage("fuse").params == {"method": "weighted", "weight": 0.6, "depth": 100,
+    assert answer.stage("fuse").params == {"method": "weighted", "weight": 0.35, "depth": 100,
                                            "weights": None}
 
 
