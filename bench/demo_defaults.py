@@ -144,7 +144,8 @@ def cross_validated(index: Any, config: Config, questions: list) -> list[dict[st
         if config.gate.enabled:
             gate, reader = calibrate_index(fold, config, fit, config.gate.rule, "cv")
             fold.extra.update(gate=gate, reader=reader)
-        records += evaluate(Pipeline(fold, config), held)["questions"]
+        records += [dict(r, metrics={**r["metrics"]["ranking"], **r["metrics"]["answer"]})
+                    for r in evaluate(Pipeline(fold, config), held).questions]
     return records
 
 
@@ -171,8 +172,8 @@ def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dic
         result["chunks"] = len(_cache[key].chunks)
         return result
     run = evaluate(Pipeline(_cache[key], config), questions)
-    m = run["metrics"]
-    answerable = [r for r in run["questions"] if r["answerable"]]
+    m = {**run.ranking.metrics, **run.answer.metrics}
+    answerable = [r for r in run.questions if r["answerable"]]
     intact = sum(r["intact"] for r in answerable) / len(answerable)
     return {"answer_visible@5": m["answer_visible@5"], "hit@5": m["hit@5"], "mrr@10": m["mrr@10"],
             "source_recall@5": m["source_recall@5"], "intact": intact,
