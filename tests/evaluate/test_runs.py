@@ -79,6 +79,7 @@ JUDGED = Judgement({"a0": 1}, {"a0": "d"}, {"rel": ("a0",)}, {"a0": "x"}, True)
     (1, 7, False, False, True, "fused out"),
     (20, 20, False, False, True, "ranked too low"),
     (1, 1, True, True, True, "gated"),
+    (20, 20, True, True, True, "ranked too low"),  # declined, but the ranking had lost it already
     (99, 99, False, False, True, "not retrieved"),
 ])
 def test_loss_cause_is_the_first_stage_that_lost_it(bm25, fuse, declined, gate, visible, cause):

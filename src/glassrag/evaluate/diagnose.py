@@ -54,6 +54,5 @@ def loss_cause(judgement: Judgement, answerable: bool, answer: Answer, k: int,
             if had_it and not in_top:
                 return CAUSE_OF_KIND[t.kind]
             had_it = in_top
-    if answer.declined:
-        return "gated"
+    # not in the top k when the gate decided: declined or not, the ranking had lost it
     return "ranked too low"
