@@ -29,6 +29,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 
 from glassrag.errors import ConfigError
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
@@ -45,15 +46,7 @@ def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
     neg = np.asarray(negative, dtype=np.float64)
     if not pos.size or not neg.size:
         return math.nan
-    both = np.concatenate([pos, neg])
-    order = np.argsort(both, kind="mergesort")
-    ranks = np.empty(both.size)
-    sorted_vals = both[order]
-    # mid-ranks: every run of equal values gets the mean of its positions
-    starts = np.flatnonzero(np.r_[True, sorted_vals[1:] != sorted_vals[:-1]])
-    ends = np.r_[starts[1:], both.size]
-    for s, e in zip(starts, ends):
-        ranks[order[s:e]] = (s + e + 1) / 2.0
+    ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
     r_pos = ranks[: pos.size].sum()
     return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))
 
