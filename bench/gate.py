@@ -49,7 +49,7 @@ from glassrag.evaluate.runs import code_version, evaluate
 from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.gate.calibrate import auroc, calibrate
 from glassrag.gate.score import CV_FOLDS, folds, value
-from glassrag.gate.signals import RANKING_KINDS
+from glassrag.schema import RANKING_KINDS
 from glassrag.gate.threshold import Gate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline

@@ -269,6 +269,10 @@ class Answer(_Plain):
         raise KeyError(f"no stage {name!r} in trace; stages: {[t.name for t in self.trace]}")
 
 
+# the kinds of stage that rank candidates (the last of them, before the gate, is the ranking
+# a run's `ranking` section and the gate's signals read)
+RANKING_KINDS = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap")
+
 RUN_FORMAT = "glassrag-run"
 RUN_FORMAT_VERSION = 2
 # every metric is better higher but these

@@ -18,7 +18,7 @@ from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.pipeline import Pipeline
-from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Run, RunSection
+from glassrag.schema import RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Run, RunSection
 
 BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit")
 
@@ -198,7 +198,6 @@ def code_version() -> str | None:
         return None
 
 
-RANKING_KINDS = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap")
 
 
 def _ranking_stage(records: list[dict[str, Any]]) -> str:

@@ -14,7 +14,7 @@ from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, quote_correct
 from glassrag.gate.calibrate import calibrate
-from glassrag.gate.signals import RANKING_KINDS
+from glassrag.schema import RANKING_KINDS
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker

@@ -25,10 +25,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.lexical.bm25 import idf_lucene
-from glassrag.schema import StageTrace
+from glassrag.schema import RANKING_KINDS, StageTrace
 
 SCORING_KINDS = ("retrieve", "observe", "fuse", "rerank")
-RANKING_KINDS = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap")
 
 
 def top_score(trace: StageTrace) -> float:
