@@ -46,10 +46,9 @@ from glassrag.evaluate.beir import load_beir_questions
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.runs import code_version, evaluate
-from glassrag.evaluate.tune import calibrate_index, train_reranker
+from glassrag.evaluate.tune import calibrate_index, gate_rows, train_reranker
 from glassrag.gate.calibrate import auroc, calibrate
 from glassrag.gate.score import CV_FOLDS, folds, value
-from glassrag.schema import RANKING_KINDS
 from glassrag.gate.threshold import Gate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
@@ -131,19 +130,10 @@ def build(corpus: dict[str, Any]) -> Any:
 def train_signals(index: Any, questions: list) -> list[dict[str, Any]]:
     """Every train question's gate signals, whether it is answerable and whether the ranking
     found its answer in the top k (one pass with the gate off)."""
-    config = replace(index.config, gate=replace(index.config.gate, enabled=False))
-    pipeline = Pipeline(index, config)
-    judge = Judge(index.chunks)
-    k = config.answer.k
-    rows = []
-    for q in [q for q in questions if q.split == "train"]:
-        answer = pipeline.run(q.question)
-        gate = next(t for t in answer.trace if t.kind == "gate")
-        j = judge.judge(q)
-        ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
-        found = q.answerable and any(h.chunk_id in j.relevant_chunks() - j.excluded for h in ranking.hits[:k])
-        rows.append({"answerable": q.answerable, "found": found, "signals": gate.params.get("signals") or None})
-    return rows
+    pipeline = Pipeline(index, replace(index.config, gate=replace(index.config.gate, enabled=False)))
+    train = [q for q in questions if q.split == "train"]
+    return [{"answerable": q.answerable, "found": found, "signals": got}
+            for q, _, got, found in gate_rows(pipeline, train, Judge(index.chunks))]
 
 
 def cross_validate(rows: list[dict[str, Any]], cost: float, seed: int = 0) -> dict[str, float]:

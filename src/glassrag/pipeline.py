@@ -28,13 +28,12 @@ from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent, superseded
-from glassrag.schema import Answer, Hit, Passage, Quote, StageTrace
+from glassrag.schema import SCORING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.store.base import Index
 
 RETRIEVERS = ("bm25", "lsa")
 RERANKERS = ("none", "auto", "learned", "cross-encoder")
 MAX_QUESTION_CHARS = 4000
-SCORING_KINDS = ("retrieve", "fuse", "rerank")
 
 
 class Stage(Protocol):
@@ -155,10 +154,7 @@ class Pipeline:
         lsa, dense = self.index.lsa, self.dense
         assert lsa is not None and dense is not None
         vector = query.dense_vector("lsa", lambda: lsa.embed_tokens(query.tokens))
-        sims = query.cached("sims:lsa", lambda: dense.similarities(vector))
-        # a question with no word in the LSA vocabulary folds in to zero: nothing to compare
-        idx, scores, removed = dense.top(sims if vector.any() else sims[:0], self.config.retrieve.depth,
-                                         self.config.lsa.cutoff)
+        idx, scores, removed = self._exact(query, "lsa", dense, vector, self.config.lsa.cutoff)
         notes = []
         if not vector.any():
             notes.append("no question word is in the LSA vocabulary: nothing to compare")
@@ -198,9 +194,7 @@ class Pipeline:
 
         with one_blas_thread():
             if isinstance(search, ExactCosine):
-                sims = query.cached(f"sims:{name}", lambda: search.similarities(vector))
-                idx, scores, removed = search.top(sims if vector.any() else sims[:0],
-                                                  self.config.retrieve.depth, cutoff)
+                idx, scores, removed = self._exact(query, name, search, vector, cutoff)
             else:
                 idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
         notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
@@ -214,6 +208,13 @@ class Pipeline:
                   "family": "dense"}
         return StageTrace(name, "retrieve", params, ("analyze",), self._hits(name, idx, scores),
                           len(self.index.chunks), _ms(t0), tuple(notes))
+
+    def _exact(self, query: Query, name: str, search: ExactCosine, vector: Any,
+               cutoff: float | None) -> tuple[Any, Any, int]:
+        """The top `depth` of every chunk's cosine, kept in the query's cache (as `sims:NAME`)
+        for fusion to read; a zero question vector (no known word) compares with nothing."""
+        sims = query.cached(f"sims:{name}", lambda: search.similarities(vector))
+        return search.top(sims if vector.any() else sims[:0], self.config.retrieve.depth, cutoff)
 
     def _hits(self, stage: str, idx: Any, scores: Any) -> tuple[Hit, ...]:
         chunks = self.index.chunks

@@ -70,6 +70,25 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
     return model
 
 
+def gate_rows(pipeline: Pipeline, questions: Sequence[Question], judge: Judge,
+              progress: Progress | None = None):
+    """(question, answer, gate signals, found) for each question run through `pipeline`:
+    found is whether an answerable question's answer is in the top k of the ranking the
+    gate reads; signals are None when the question matched nothing (or was refused)."""
+    k = pipeline.config.answer.k
+    for q, answer in _runs(pipeline, questions, progress):
+        got = None
+        if answer is not None:
+            got = next((t.params.get("signals") for t in answer.trace if t.kind == "gate"), None) or None
+        found = False
+        if got and q.answerable:
+            judgement = judge.judge(q)
+            relevant = judgement.relevant_chunks() - judgement.excluded
+            ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
+            found = any(h.chunk_id in relevant for h in ranking.hits[:k])
+        yield q, answer, got, found
+
+
 def calibrate_index(index: Index, config: Config, questions: Sequence[Question], rule: str,
                     source: str, progress: Progress | None = None,
                     cost: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -77,33 +96,25 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
     train_qs = [q for q in questions if q.split == "train"]
     pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)))
     judge = Judge(index.chunks)
-    k = config.answer.k
     # the gate is calibrated on what it can lose: answerable questions whose answer the
     # ranking put in the top k (found), against unanswerable ones; an answerable question
     # whose answer was not found shows no answer either way and is left out
     signals: dict[bool, list[dict[str, float]]] = {True: [], False: []}
     counts = {"found": 0, "missed": 0, "no_match_answerable": 0, "no_match_unanswerable": 0}
     reads = []
-    for q, answer in _runs(pipeline, train_qs, progress):
-        got = None
-        if answer is not None:
-            got = next((t.params.get("signals") for t in answer.trace if t.kind == "gate"), None)
+    for q, answer, got, found in gate_rows(pipeline, train_qs, judge, progress):
         if not got:
             counts["no_match_answerable" if q.answerable else "no_match_unanswerable"] += 1
             reads.append((q.answerable, 0.0, False))
             continue
-        judgement = judge.judge(q)
         if q.answerable:
-            relevant = judgement.relevant_chunks() - judgement.excluded
-            ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
-            found = any(h.chunk_id in relevant for h in ranking.hits[:k])
             counts["found" if found else "missed"] += 1
             if found:
                 signals[True].append(got)
         else:
             signals[False].append(got)
         quote = answer.quote
-        correct = bool(q.answerable and quote and quote_correct(judgement, q, quote.text))
+        correct = bool(q.answerable and quote and quote_correct(judge.judge(q), q, quote.text))
         reads.append((q.answerable, quote.coverage if quote else 0.0, correct))
     gate = calibrate(signals[True], signals[False], rule,
                      config.gate.cost if cost is None else cost, f"{source} (train split)")

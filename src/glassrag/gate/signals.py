@@ -25,9 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.lexical.bm25 import idf_lucene
-from glassrag.schema import RANKING_KINDS, StageTrace
-
-SCORING_KINDS = ("retrieve", "observe", "fuse", "rerank")
+from glassrag.schema import RANKING_KINDS, SCORING_KINDS, StageTrace
 
 
 def top_score(trace: StageTrace) -> float:
@@ -101,11 +99,11 @@ def gather(trace: Sequence[StageTrace], tokens: Sequence[str], bm25: Any, bm25_s
     """Every candidate signal for one question, from the stages run so far."""
     out: dict[str, float] = {}
     for t in trace:
-        if t.kind in SCORING_KINDS:
+        if t.kind in (*SCORING_KINDS, "observe"):  # an observed retriever's top score too
             out[f"top:{t.name}"] = top_score(t)
     ranking = [t for t in trace if t.kind in RANKING_KINDS]
     final = ranking[-1] if ranking else None
-    scoring = [t for t in trace if t.kind in ("retrieve", "fuse", "rerank")]
+    scoring = [t for t in trace if t.kind in SCORING_KINDS]
     if scoring:
         out["margin"] = margin(scoring[-1])
     rows = [position[h.chunk_id] for h in final.hits[:k]] if final is not None else []

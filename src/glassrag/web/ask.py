@@ -14,7 +14,8 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
-from glassrag.pipeline import SCORING_KINDS, Pipeline
+from glassrag.pipeline import Pipeline
+from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.web import settings
 from glassrag.web.catalog import Source
