@@ -80,3 +80,26 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("glassrag", database=None, deadline=None, max_examples=200)
 settings.load_profile("glassrag")
+
+
+def as_unprivileged() -> list[str]:
+    """The command prefix that runs a child as the unprivileged user `nobody` when the tests
+    run as root (root reads and writes any folder, so permission errors need another user);
+    [] when they do not run as root. Skips the test when that user cannot be had, or cannot
+    run glassrag from this checkout (a checkout inside a folder only root may enter)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: root reads and writes every folder")
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import glassrag.cli"], capture_output=True,
+                           text=True, timeout=60, cwd="/")
+    if probe.returncode != 0:
+        pytest.skip("the user nobody cannot run glassrag from this checkout (it lies in a folder "
+                    f"other users may not enter): {probe.stderr.strip().splitlines()[-1:]}")
+    return prefix

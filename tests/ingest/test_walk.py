@@ -6,6 +6,7 @@ import pytest
 from glassrag.config import Config
 from glassrag.indexer import build_index
 from glassrag.ingest import document_ids, walk
+from tests.conftest import as_unprivileged
 
 
 def test_walk_finds_supported_files_and_skips_others(tmp_path: Path):
@@ -109,11 +110,7 @@ def test_a_folder_that_cannot_be_listed_is_in_the_report(tmp_path: Path):
         (shared / "d").chmod(0o777)
         (shared / "d" / "a.md").chmod(0o666)
         (shared / "d" / "locked").chmod(0)
-        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        if os.geteuid() != 0:
-            as_nobody = []
-        elif shutil.which("setpriv") is None:
-            pytest.skip("running as root without setpriv: every folder is readable")
+        as_nobody = as_unprivileged()
         r = subprocess.run([*as_nobody, sys.executable, "-m", "glassrag.cli", "ingest",
                             str(shared / "d"), "--index", str(shared / "idx")],
                            capture_output=True, text=True, timeout=120, cwd=shared)
