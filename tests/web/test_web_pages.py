@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html import unescape
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -459,3 +460,32 @@ def test_pages_are_built_in_a_bounded_pool_off_the_event_loop(demo_index: Path):
     assert results == ["built"] * (4 * WORKERS)
     assert peak[0] == WORKERS
     assert len(ticks) == 5 and ticks[-1] - ticks[0] < 0.5
+
+
+def test_ask_page_switches_generation_on(make_client, index_copy: Path):
+    """generate.enabled=true from the page: the generated answer, its scores and the stage; the
+    backend is the index's (a scripted OpenAI-compatible stub here), never a URL from the page."""
+    from tests.generate.test_endpoint import Stub
+
+    from glassrag.store import EmbeddedStore
+
+    stub = Stub()
+    try:
+        store = EmbeddedStore(index_copy)
+        index = store.read()
+        store.write(replace(index, config=index.config.with_overrides(generate={"backend": stub.url})))
+        c = make_client(index_copy)
+        r = c.get("/ask?" + urlencode({"q": E4107, "generate.enabled": "true"}))
+        assert r.status_code == 200, r.text
+        page = text_of(r.text)
+        assert "Generated" in page and "It means the tilt sensor lost calibration [" in page
+        assert "answered; citations of passages given: 1" in page
+        data = c.get("/ask.json?" + urlencode({"q": E4107, "generate.enabled": "true"})).json()
+        assert data["answer"]["generation"]["given"][0]["label"] in data["answer"]["generation"]["text"]
+        assert [s["name"] for s in data["stages"]][-1] == "generate"
+        assert data["generation_grade"]["foreign_citations"] == 0.0
+        refused = c.get("/ask.json?" + urlencode({"q": E4107, "generate.backend": "http://evil.example/v1"}))
+        assert refused.status_code == 400 and "does not call a URL" in refused.text
+        assert stub.requests and all(q["path"] == "/v1/chat/completions" for q in stub.requests)
+    finally:
+        stub.close()

@@ -14,13 +14,19 @@ from glassrag import __version__
 from glassrag.errors import QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
 from glassrag.evaluate.golden import Question, locator_matches
+from glassrag.evaluate.grade import SCORES, grade
 from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
+from glassrag.generate.prompt import Given
 from glassrag.pipeline import Pipeline
-from glassrag.schema import RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Run, RunSection
+from glassrag.schema import (RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Generation, Run,
+                             RunSection)
 
-BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit")
+BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit",
+          # a generated answer's 0/1 scores (evaluate/grade.py)
+          "foreign_citations", "leaked_tags", "cited", "refused_unanswerable", "refused_answerable",
+          "hedged", "contains_answer")
 
 
 def stage_metric_names(k: int) -> list[str]:
@@ -52,6 +58,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     names = stage_metric_names(k)
     started = time.perf_counter()
     records: list[dict[str, Any]] = []
+    titles = [d.title for d in index.documents.values()]
     ranked: dict[str, dict[str, list[str]]] = {}  # stage -> question -> ranked units
     qrels: dict[str, dict[str, int]] = {}
     for n, q in enumerate(questions, 1):
@@ -63,6 +70,8 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         except QueryError as err:
             answer = Answer(q.question, None, (), True, f"query refused: {err.problem}", ())
         records.append(_record(q, judgement, answer, k, lambda cid: index.chunk(cid).doc_id))
+        if answer.generation is not None:
+            records[-1]["generation"] = generation_record(q, answer.generation, titles, index.analyzer)
         for t in answer.trace:
             if t.hits:
                 ranked.setdefault(t.name, {})[q.id] = judgement.ranked_units(
@@ -134,6 +143,15 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     add("answer", "reader_declined_unanswerable", unanswerable,
         lambda r: float(not (r["quote"] or {}).get("found")), "declined")
 
+    generated = [r for r in records if r.get("generation")]
+    if generated:
+        summary["generation"] = {}
+        for r in records:
+            r["metrics"]["generation"] = {}
+        for name in SCORES:
+            group = [r for r in generated if r["generation"].get(name) is not None]
+            add("generation", name, group, lambda r, name=name: float(r["generation"][name]), name)
+
     losses = {c: [r["id"] for r in records if r["cause"] == c] for c in CAUSES}
     kinds = sorted({r["kind"] for r in records if r["kind"]})
     by_kind = {kind: {
@@ -156,7 +174,19 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         k=k, seconds=round(elapsed, 3),
         ranking=RunSection(ranking, summary["ranking"]), answer=RunSection("answer", summary["answer"]),
         stages=stages, by_kind=by_kind, losses={c: ids for c, ids in losses.items() if ids},
-        gate=gate_summary(pipeline, records, k), questions=tuple(records))
+        gate=gate_summary(pipeline, records, k), questions=tuple(records),
+        generation=RunSection("generate", summary["generation"]) if generated else None)
+
+
+def generation_record(q: Question | None, generation: Generation, titles: list[str],
+                      analyze: Callable[[str], list[str]]) -> dict[str, Any]:
+    """The generated answer of one question with its scores (evaluate/grade.py); without a
+    golden question, the scores that need its labels are left out."""
+    given = [Given.from_dict(g) for g in generation.given]
+    return {"text": generation.text, "labels": generation.labels, "ms": generation.ms,
+            "tokens": [generation.prompt_tokens, generation.completion_tokens],
+            **grade(generation.text, given, titles, analyze, q.answerable if q else None,
+                    q.must_contain if q else ())}
 
 
 def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
+from glassrag.evaluate.runs import generation_record
 from glassrag.pipeline import Pipeline
 from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
@@ -103,7 +104,7 @@ def stage_term(stage: StageTrace) -> str:
     if stage.params.get("family") == "dense" and stage.name != "lsa":
         return "dense"
     return {"bm25": "BM25", "lsa": "LSA", "fuse": "fusion", "mmr": "MMR", "cap": "cap", "gate": "gate",
-            "budget": "budget", "read": "reader"}.get(stage.name, "")
+            "budget": "budget", "read": "reader", "generate": "generator"}.get(stage.name, "")
 
 
 class AskView:
@@ -143,6 +144,10 @@ class AskView:
         tokens = self.index.analyzer(self.question)
         explain = self._explain(pipeline, tokens, answer)
         out["answer"] = answer.to_dict()
+        if answer.generation is not None:  # its scores, as eval --generate counts them
+            out["generation_grade"] = generation_record(
+                labelled, answer.generation, [d.title for d in self.index.documents.values()],
+                self.index.analyzer)
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         out["score"] = explain_score(scoring_stage(answer))

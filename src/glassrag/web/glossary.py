@@ -53,6 +53,12 @@ TERMS: dict[str, tuple[str, str]] = {
     "reader": ("The extractive reader: quotes the sentence of the budgeted context that covers "
                "most question words, or says not found below a calibrated coverage.",
                "glassrag/read/extractive.py"),
+    "generator": ("Optional, after the budget: a language model writes an answer from the packed "
+                  "passages, each named by its document title and locator, and is asked to cite "
+                  "them and to say \"Not in the documents.\" when they do not hold the answer. "
+                  "Its answer is scored without a judge: citations of passages not given, leaked "
+                  "labels, refusals, and the share of its wording found in the passages.",
+                  "glassrag/generate/, glassrag/evaluate/grade.py"),
     "any-hit": ("any-hit@k (hit@k): 1 when at least one answering chunk is among the k passages "
                 "shown, else 0; its mean is the share of answerable questions with an answer "
                 "shown.", "glassrag/evaluate/metrics.py"),

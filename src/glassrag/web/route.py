@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 from glassrag.schema import Answer, Hit, StageTrace
 
-NOT_DRAWN = ("analyze", "read")  # shown in the stage table: they rank nothing
+NOT_DRAWN = ("analyze", "read", "generate")  # shown in the stage table: they rank nothing
 TOP = 8
 MORE = 10  # deeper rows per column at most; the rest are counted
 COLUMN, GAP, HEADER, ROW, SKIP = 158, 40, 62, 21, 16

@@ -28,17 +28,21 @@ INDEX_TIME = ("chunk.", "analyze.", "lsa.dim", "lsa.power_iterations", "lsa.seed
               "neural.passage_instruction", "neural.batch_size")
 NOT_FROM_WEB = {"rerank.model": "a model path is read from disk: set it in the index's configuration",
                 "retrieve.retrievers": "use role.NAME=fused|observed|off",
-                "retrieve.observe": "use role.NAME=fused|observed|off"}
+                "retrieve.observe": "use role.NAME=fused|observed|off",
+                "generate.backend": "the server does not call a URL a page asks for: set it in the "
+                                    "index's configuration or with glassrag serve's config"}
 RANGES: dict[str, tuple[float, float]] = {
     "bm25.k1": (0.0, 100.0), "bm25.b": (0.0, 1.0), "lsa.cutoff": (-1.0, 1.0),
     "retrieve.depth": (1, 10_000), "fuse.k": (1, 100_000), "fuse.weight": (0.0, 1.0),
     "rerank.pool": (1, 10_000), "rerank.blend": (0.0, 1.0), "mmr.relevance": (0.0, 1.0),
     "mmr.pool": (1, 10_000), "cap.per_document": (0, 10_000), "answer.k": (1, 50),
     "answer.excerpt_chars": (40, 1_000_000), "answer.budget_words": (1, 10_000_000),
+    "generate.expand": (0, 10), "generate.max_tokens": (1, 4096), "generate.temperature": (0.0, 2.0),
+    "generate.timeout": (1.0, 3600.0),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "fuse.method": ("weighted", "rrf"), "rerank.method": RERANKERS, "versions.mode": MODES,
-    "gate.rule": RULES,
+    "gate.rule": RULES, "generate.labels": ("title", "numbered"),
 }
 TRUE, FALSE = ("true", "on", "yes", "1"), ("false", "off", "no", "0")
 
@@ -58,6 +62,7 @@ FORM = (
     Field("rerank.method", "method", "rerank"), Field("rerank.pool", "pool", "rerank"),
     Field("mmr.relevance", "MMR λ", "diversity"), Field("cap.per_document", "cap per doc", "diversity"),
     Field("gate.enabled", "gate", "answer"), Field("answer.k", "k", "answer"),
+    Field("generate.enabled", "generate", "answer"),
 )
 
 

@@ -1,0 +1,75 @@
+"""Generation, after the budget and off by default: a model writes an answer from the
+passages the budget packed, each labelled by its document title and locator (prompt.py),
+through the bundled local model (local.py) or an OpenAI-compatible endpoint (endpoint.py).
+It never changes a ranking; the trace records the prompt, the passages given, tokens and
+time, and evaluate/grade.py scores the answer without a judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from glassrag.config import GenerateSettings
+from glassrag.errors import ConfigError
+from glassrag.generate.base import Backend, make_backend
+from glassrag.generate.prompt import LABELS, given, messages
+from glassrag.schema import Chunk, Generation, Hit, StageTrace
+from glassrag.store.base import Index
+
+
+class Generator:
+    name = "generate"
+    kind = "generate"
+
+    def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
+        if settings.labels not in LABELS:
+            raise ConfigError(f"unknown generate.labels {settings.labels!r}", f"choose one of: {', '.join(LABELS)}")
+        if settings.expand < 0 or settings.max_tokens < 1:
+            raise ConfigError("generate.expand must be ≥ 0 and generate.max_tokens ≥ 1, got "
+                              f"{settings.expand} and {settings.max_tokens}")
+        self.index = index
+        self.settings = settings
+        self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)
+
+    def params(self) -> dict[str, Any]:
+        s = self.settings
+        return {**self.backend.params(), "labels": s.labels, "expand": s.expand,
+                "max_tokens": s.max_tokens, "temperature": s.temperature, "seed": s.seed}
+
+    def neighbours(self, chunk: Chunk) -> dict[tuple[str, int], Chunk]:
+        """The chunks up to `expand` places before and after `chunk` in its document (an
+        index keeps each document's chunks together, in order)."""
+        chunks, row, width = self.index.chunks, self.index.position[chunk.id], self.settings.expand
+        out = {}
+        for r in range(max(0, row - width), min(len(chunks), row + width + 1)):
+            c = chunks[r]
+            if c.doc_id == chunk.doc_id and abs(c.position - chunk.position) <= width:
+                out[(c.doc_id, c.position)] = c
+        return out
+
+    def run(self, question: str, hits: Sequence[Hit]) -> tuple[Generation, StageTrace]:
+        chunks = [self.index.chunk(h.chunk_id) for h in hits]
+        places: dict[tuple[str, int], Chunk] = {}
+        for c in chunks:
+            places.update(self.neighbours(c) if self.settings.expand else {})
+        titles = {c.doc_id: self.index.documents[c.doc_id].title for c in chunks}
+        passages = given(chunks, titles, places, self.settings.labels, self.settings.expand)
+        prompt = messages(question, passages)
+        s = self.settings
+        first = getattr(self.backend, "_llm", True) is None
+        done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed)
+        generation = Generation(done.text.strip(), self.params()["backend"], self.backend.model, s.labels,
+                                tuple(p.to_dict() for p in passages), tuple(prompt), done.prompt_tokens,
+                                done.completion_tokens, round(done.ms, 3), done.finish)
+        notes = [f"{len(passages)} passages labelled by {s.labels}"
+                 + (f", {sum(p.neighbours for p in passages)} neighbouring chunks attached" if s.expand else ""),
+                 f"tokens: {done.prompt_tokens} in, {done.completion_tokens} out"
+                 + (" (stopped at max_tokens)" if done.finish == "length" else "")]
+        load_ms = getattr(self.backend, "load_ms", None)
+        if first and load_ms is not None:
+            notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
+        # the passages given are in the params, not hits: this stage ranks nothing
+        params = {**self.params(), "given": [p.chunk_id for p in passages]}
+        trace = StageTrace(self.name, self.kind, params, ("budget",), (), len(hits), round(done.ms, 3),
+                           tuple(notes))
+        return generation, trace

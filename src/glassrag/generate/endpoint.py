@@ -1,0 +1,62 @@
+"""Any OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM) by base URL:
+`POST {url}/chat/completions` with {model, messages, max_tokens, temperature, seed};
+the answer is `choices[0].message.content`, the tokens `usage`. A key, when the server
+wants one, comes from the environment variable GLASSRAG_GENERATE_KEY (never a file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from glassrag.errors import GenerationError
+from glassrag.generate.base import Completion
+
+POINT = ("start the server (llama.cpp: llama-server -m MODEL.gguf; Ollama: ollama serve) or "
+         "correct [generate] backend")
+
+
+class Endpoint:
+    def __init__(self, url: str, model: str, timeout: float = 120.0) -> None:
+        self.url = url.rstrip("/")
+        self.model = model or "default"
+        self.timeout = timeout
+
+    def params(self) -> dict[str, Any]:
+        return {"backend": self.url, "model": self.model, "timeout": self.timeout}
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
+                 seed: int) -> Completion:
+        body = json.dumps({"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                           "temperature": temperature, "seed": seed}).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if os.environ.get("GLASSRAG_GENERATE_KEY"):
+            headers["Authorization"] = "Bearer " + os.environ["GLASSRAG_GENERATE_KEY"]
+        request = urllib.request.Request(self.url + "/chat/completions", body, headers, method="POST")
+        t0 = time.perf_counter()
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as e:
+            detail = e.read()[:300].decode("utf-8", "replace")
+            raise GenerationError(f"{self.url} answered HTTP {e.code}: {detail}",
+                                  "check [generate] model (the name the server knows) and the URL") from None
+        except (urllib.error.URLError, socket.timeout, ConnectionError) as e:
+            reason = getattr(e, "reason", e)
+            raise GenerationError(f"nothing usable answers at {self.url}: {reason}", POINT) from None
+        try:
+            data = json.loads(raw)
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise GenerationError(f"{self.url} did not answer like an OpenAI-compatible chat endpoint: "
+                                  f"{raw[:200].decode('utf-8', 'replace')!r}",
+                                  "the URL should be the API base, e.g. http://127.0.0.1:8080/v1") from None
+        usage = data.get("usage") or {}
+        return Completion(str(text), usage.get("prompt_tokens"), usage.get("completion_tokens"),
+                          (time.perf_counter() - t0) * 1000.0, choice.get("finish_reason"))

