@@ -13,11 +13,19 @@ $(BASE): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[docs,web]"
 	touch $(BASE)
 
+# llama-cpp-python (the bundled generator's runtime) compiles from source for several
+# minutes: its wheel is built once into WHEELS and installed from there afterwards
+WHEELS ?= $(HOME)/.cache/glassrag/wheels
+LLAMA := llama-cpp-python==0.3.36
+
 # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
 # would pull a CUDA build of several GB
 $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e ".[test,neural,docs,web]"
+	mkdir -p $(WHEELS)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate]"
 	touch $(FULL)
 
 .PHONY: install demo test bench screenshots clean

@@ -108,11 +108,15 @@ def test_the_generate_stage_in_the_trace(stub: Stub, index):
     stage = answer.trace[-1]
     assert (stage.name, stage.kind) == ("generate", "generate")
     assert stage.params["given"] == [p["chunk_id"] for p in g.given]
-    assert stage.params["given"] == [h.chunk_id for h in answer.stage("budget").hits]
+    packed = [h.chunk_id for h in answer.stage("budget").hits]
+    assert len(packed) > 5 and stage.params["given"] == packed[:5]  # generate.passages 5
+    assert stage.n_in == len(packed)
     assert "tokens: 100 in, 9 out" in stage.notes
     # the ranking is the same with the generator off
     off = Pipeline(index, index.config).run("What does E-4107 mean?")
-    assert [h.chunk_id for h in off.stage("budget").hits] == stage.params["given"]
+    assert [h.chunk_id for h in off.stage("budget").hits] == packed
+    every = Pipeline(index, config.with_overrides(generate={"passages": 0})).run("What does E-4107 mean?")
+    assert every.trace[-1].params["given"] == packed
     assert off.generation is None and "generate" not in [t.name for t in off.trace]
 
 

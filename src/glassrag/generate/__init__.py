@@ -24,16 +24,16 @@ class Generator:
     def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
         if settings.labels not in LABELS:
             raise ConfigError(f"unknown generate.labels {settings.labels!r}", f"choose one of: {', '.join(LABELS)}")
-        if settings.expand < 0 or settings.max_tokens < 1:
-            raise ConfigError("generate.expand must be ≥ 0 and generate.max_tokens ≥ 1, got "
-                              f"{settings.expand} and {settings.max_tokens}")
+        if settings.expand < 0 or settings.max_tokens < 1 or settings.passages < 0:
+            raise ConfigError("generate.expand and generate.passages must be ≥ 0 and generate.max_tokens "
+                              f"≥ 1, got {settings.expand}, {settings.passages} and {settings.max_tokens}")
         self.index = index
         self.settings = settings
         self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)
 
     def params(self) -> dict[str, Any]:
         s = self.settings
-        return {**self.backend.params(), "labels": s.labels, "expand": s.expand,
+        return {**self.backend.params(), "labels": s.labels, "passages": s.passages, "expand": s.expand,
                 "max_tokens": s.max_tokens, "temperature": s.temperature, "seed": s.seed}
 
     def neighbours(self, chunk: Chunk) -> dict[tuple[str, int], Chunk]:
@@ -47,7 +47,8 @@ class Generator:
                 out[(c.doc_id, c.position)] = c
         return out
 
-    def run(self, question: str, hits: Sequence[Hit]) -> tuple[Generation, StageTrace]:
+    def run(self, question: str, packed: Sequence[Hit]) -> tuple[Generation, StageTrace]:
+        hits = packed[: self.settings.passages] if self.settings.passages else packed
         chunks = [self.index.chunk(h.chunk_id) for h in hits]
         places: dict[tuple[str, int], Chunk] = {}
         for c in chunks:
@@ -70,6 +71,6 @@ class Generator:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
         # the passages given are in the params, not hits: this stage ranks nothing
         params = {**self.params(), "given": [p.chunk_id for p in passages]}
-        trace = StageTrace(self.name, self.kind, params, ("budget",), (), len(hits), round(done.ms, 3),
+        trace = StageTrace(self.name, self.kind, params, ("budget",), (), len(packed), round(done.ms, 3),
                            tuple(notes))
         return generation, trace

@@ -25,6 +25,8 @@ _compared: dict[tuple[str, float, str, float], dict[str, Any]] = {}
 
 def metric_term(name: str) -> str:
     """The glossary term that explains a metric name ("answer hit@5": any-hit)."""
+    if name.startswith("generation "):
+        return "generator"
     base = name.split(" ")[-1].split("@")[0]
     return {"hit": "any-hit", "answer_visible": "answer-visible", "source_recall": "source recall",
             "mrr": "MRR", "ndcg": "nDCG", "declined_unanswerable": "gate", "declined_answerable": "gate",

