@@ -170,6 +170,7 @@ def print_answer(answer: Answer) -> None:
         out.print(Text.assemble(("\nGenerated ", "bold"), f"by {g.model} from {len(g.given)} passages "
                                 f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): "))
         out.print(Text(g.text))
+        out.print(Text("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given), style="dim"))
     out.print("\n[bold]Route[/bold]")
     table = Table(box=None)
     for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):

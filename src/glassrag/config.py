@@ -184,8 +184,8 @@ class GenerateSettings:
                           "or numbered ([Document N])", "measurement G1 (README: leaked tags "
                           "with numbered labels)")
     passages: int = setting(5, "the first N of the packed passages are given to the model (0: all "
-                            "that fit the budget)", "the k passages a user sees; the bundled 135M model "
-                            "read 1,966 prompt tokens in 49 s with all 13 the budget packed on the demo")
+                            "that fit the budget)", "the k passages a user sees; all 13 that the budget "
+                            "packed for a demo question made a 1,966-token prompt")
     expand: int = setting(0, "neighbouring chunks attached on each side of a passage, for the "
                           "generator only", "measurement G2")
     max_tokens: int = setting(96, "longest answer, in tokens", "a bound: the bundled model often runs on "
