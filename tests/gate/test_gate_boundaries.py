@@ -129,3 +129,29 @@ def test_candidates_tie_on_cost_then_the_higher_auroc_wins():
     assert hi["objective"] == lo["objective"] == 1 / 4
     assert hi["auroc"] == 1 - 1 / 16 and lo["auroc"] == 1 - 4 / 16  # pairs it ranks wrongly
     assert cal["score"]["name"] == "hi"
+
+
+@pytest.mark.parametrize("n,tail", [(4, ""), (5, "; and 1 more")])
+def test_the_stale_message_names_four_settings_then_counts(n, tail):
+    was = {f"s{i}": i for i in range(n)}
+    why = Gate({**CAL, "settings": was}, {f"s{i}": i + 1 for i in range(n)}).decide({"s": 1.0})[1]
+    named = "; ".join(f"s{i} was {i}, now {i + 1}" for i in range(4))
+    assert why == (f"the calibration was made with other settings ({named}{tail}): the scores shifted, "
+                   "run glassrag calibrate again")
+
+
+def test_a_gate_that_cannot_separate_says_why():
+    for cal, reason in [({**CAL, "separable": False, "why": "too few"}, "too few"),
+                        ({**CAL, "separable": False}, "the interval [0.80, 0.95] reaches 0.5")]:
+        assert Gate(cal, {"bm25.k1": 1.5}).decide({"s": 0.0}) == (False, (
+            "declines nothing: on the train split its best score (s, AUROC 0.90) could not tell "
+            f"answerable from unanswerable questions: {reason}"))
+
+
+def test_the_gate_params_the_trace_shows():
+    assert Gate(CAL, {"bm25.k1": 1.5}).params() == {
+        "score": "s", "threshold": 0.25, "rule": "cost", "cost": 5.0, "separable": True,
+        "auroc": {"auroc": 0.9, "low": 0.8, "high": 0.95}}
+    assert Gate(CAL, {"bm25.k1": 2.0}).params()["threshold"] is None  # stale: no threshold applies
+    assert Gate(None, {}).params() == {"score": None, "threshold": None, "rule": None, "cost": None,
+                                       "separable": None, "auroc": None}
