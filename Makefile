@@ -28,7 +28,7 @@ $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate]"
 	touch $(FULL)
 
-.PHONY: install demo test bench screenshots clean
+.PHONY: install demo test bench screenshots mutation clean
 install: $(FULL)
 
 # builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
@@ -48,6 +48,15 @@ bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py
 	$(BIN)/python bench/demo_defaults.py
 	$(BIN)/python bench/demo_stages.py
+
+# mutation testing (mutmut) of the packages docs/testing.md reports on, each with its own
+# tests, in copies under /tmp/glassrag-mutation; slow: tens of minutes on 2 cores
+mutation: $(FULL)
+	$(BIN)/python -m pip install --quiet mutmut
+	scripts/mutation.sh fuse
+	scripts/mutation.sh gate
+	scripts/mutation.sh evaluate diagnose.py metrics.py
+	scripts/mutation.sh lexical analyze.py
 
 clean:
 	rm -rf $(VENV) .glassrag .pytest_cache

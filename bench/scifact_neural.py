@@ -2,7 +2,11 @@
 fused (RRF, and min-max weighted fusion with the weight tuned on the train split), with
 the encoding speed of plain sentence-transformers against glassrag's embedder, in one run.
 
-    python bench/scifact_neural.py        (about 8 minutes on 2 cores; writes bench/results/scifact_neural.json)
+    python bench/scifact_neural.py --encode   (about 12 minutes on 2 cores, most of it the three
+                                              encodings of the corpus: 227 s, 225 s and 122 s in
+                                              bench/results/scifact_neural_encode.log; writes
+                                              bench/results/scifact_neural.json)
+    python bench/scifact_neural.py            (reuses the vectors in bench/out/)
 
 BM25 uses Lucene's stopword list and k1 = 0.9, b = 0.4 on the same tokens as the
 published baselines. MiniLM encodes title + " " + text, no instruction (its family was

@@ -37,7 +37,7 @@ def test_lsa_dim_below_one_is_a_setting_error(corpus: Path, tmp_path: Path):
     config.write_text("[lsa]\ndim = -1\n")
     r = glassrag("ingest", corpus, "--index", tmp_path / "idx", "--config", config)
     assert r.returncode == 2
-    assert "[lsa] dim must be a whole number of at least 1, got -1" in r.stderr
+    assert f"lsa.dim = -1 in {config}: must be an integer from 1 to 100_000" in r.stderr
     no_traceback(r)
 
 

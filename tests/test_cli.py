@@ -57,7 +57,7 @@ def test_errors_are_messages_not_tracebacks(corpus: Path, tmp_path: Path):
     r = glassrag("ask", "the of", "--index", tmp_path / "idx")
     assert r.returncode == 2 and "nothing searchable" in r.stderr
     r = glassrag("ingest", corpus, "--index", tmp_path / "idx2", "--chunker", "magic")
-    assert r.returncode == 2 and "choose one of: document, fixed, heading, recursive, sentence" in r.stderr
+    assert r.returncode == 2 and "chunk.chunker must be one of: fixed, sentence, heading, recursive, document" in r.stderr
     assert not (tmp_path / "idx2").exists()
 
 
@@ -154,6 +154,9 @@ def test_rerank_train_calibrate_and_a_declined_answer(corpus: Path, tmp_path: Pa
     r = glassrag("rerank-train", "--index", idx, "--golden", golden)
     assert r.returncode == 0, r.stderr
     assert "bm25_ratio" in r.stdout and "(bias)" in r.stdout
+    # three train questions: said, with what a logistic regression of 10 features needs
+    assert "warning the reranker learned from 4 train questions giving" in " ".join(r.stderr.split())
+    assert "needs about 100 (10 per feature" in " ".join(r.stderr.split())
     r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json",
                  "--config", _toml(tmp_path, '[rerank]\nmethod = "learned"\n'))
     assert r.returncode == 0 and "rerank" in [t["name"] for t in json.loads(r.stdout)["trace"]]
@@ -163,6 +166,9 @@ def test_rerank_train_calibrate_and_a_declined_answer(corpus: Path, tmp_path: Pa
     assert "gate signals on the train split" in r.stdout and "top:rerank" in r.stdout  # auto: trained
     # one unanswerable train question cannot show separation: the gate is told to decline nothing
     assert "cannot tell answerable from unanswerable questions on this corpus (too few" in r.stdout
+    warning = " ".join(r.stderr.split())
+    assert "warning calibrated on 4 train questions (2 answerable with their answer found, 1 unanswerable)" \
+        in warning and "needs at least 5 of each" in warning
     r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json")
     gate = next(t for t in json.loads(r.stdout)["trace"] if t["name"] == "gate")
     assert gate["notes"][0].startswith("passed: declines nothing") and "too few train questions" in gate["notes"][0]
@@ -186,3 +192,43 @@ def _toml(tmp_path: Path, text: str) -> Path:
     path = tmp_path / f"c{abs(hash(text))}.toml"
     path.write_text(text)
     return path
+
+
+def test_trec_qrels_default_to_the_level_of_the_run_and_a_mismatch_is_said(corpus: Path, tmp_path: Path):
+    """The qrels defaulted to documents while eval --trec-run writes chunks for a chunked
+    index, so trec eval printed 0.0000 without a word."""
+    idx = tmp_path / "idx"
+    assert glassrag("ingest", corpus, "--index", idx).returncode == 0
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in GOLDEN))
+    assert glassrag("eval", "--index", idx, "--golden", golden, "--trec-run", tmp_path / "a.trec").returncode == 0
+    r = glassrag("trec", "qrels", "--index", idx, "--golden", golden, "--out", tmp_path / "q.trec")
+    assert r.returncode == 0 and "qrels (chunk level" in r.stdout
+    r = glassrag("trec", "eval", tmp_path / "a.trec", tmp_path / "q.trec", "--metrics", "hit@5")
+    assert r.returncode == 0 and "warning" not in r.stderr and "0.0000" not in r.stdout
+    assert glassrag("trec", "qrels", "--index", idx, "--golden", golden, "--level", "doc",
+                    "--out", tmp_path / "d.trec").returncode == 0
+    r = glassrag("trec", "eval", tmp_path / "a.trec", tmp_path / "d.trec", "--metrics", "hit@5")
+    assert r.returncode == 0
+    assert "no id ranked in" in r.stderr and "different levels (doc and chunk)" in " ".join(r.stderr.split())
+
+
+def test_help_speaks_to_users_and_every_option_has_help():
+    from glassrag.cli import build_parser
+
+    r = glassrag("--help")
+    assert r.returncode == 0
+    assert "The only place that turns errors" not in r.stdout and "Transparent retrieval" in r.stdout
+    missing = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if action.help is None and action.dest != "help":
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+            choices = getattr(action, "choices", None)
+            for name, sub in (choices.items() if isinstance(choices, dict) else ()):
+                if hasattr(sub, "_actions"):
+                    walk(sub, f"{path} {name}")
+
+    walk(build_parser(), "glassrag")
+    assert missing == []

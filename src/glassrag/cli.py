@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from glassrag import __version__
-from glassrag.config import Config, load_config
+from glassrag.config import SETTINGS, Config, layered, toml_text
 from glassrag.errors import GlassragError
 from glassrag.schema import Answer, better
 
@@ -45,9 +45,9 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
     from glassrag.indexer import build_index
 
     previous = store.read() if store.exists() else None
-    base = load_config(args.config) if args.config else (previous.config if previous else Config())
-    config = base.with_overrides(chunk={"chunker": args.chunker, "size": args.size,
-                                        "overlap": args.overlap, "unit": args.unit})
+    # the previous index's settings < --config < flags: a file overrides only what it names
+    config = layered(previous.config if previous else Config(), args.config, {
+        f"--{key}": {"chunk": {key: getattr(args, key)}} for key in ("chunker", "size", "overlap", "unit")})
     if args.embedder:
         config = with_embedder(config, args.embedder)
     with Progress(TextColumn("{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
@@ -100,20 +100,21 @@ def with_embedder(config: Config, model: str) -> Config:
     from glassrag.indexer import retriever_name
 
     models = list(dict.fromkeys([*config.neural.models, model]))
-    return config.with_overrides(neural={"models": models},
-                                 retrieve={"retrievers": ["bm25", retriever_name(model)]},
-                                 fuse={"method": "weighted", "weight": config.fuse.neural_weight})
+    return config.updated({"neural": {"models": models},
+                           "retrieve": {"retrievers": ["bm25", retriever_name(model)]},
+                           "fuse": {"method": "weighted", "weight": config.fuse.neural_weight}},
+                          "--embedder", "flag")
 
 
 # ask ---------------------------------------------------------------------------------------
 
-def with_generation(config: Config, args: argparse.Namespace) -> Config:
-    """--generate switches the generator on; --generator and --labels choose its backend and labels."""
-    changes = {k: v for k, v in (("backend", getattr(args, "generator", None)),
-                                 ("labels", getattr(args, "labels", None))) if v}
-    if getattr(args, "generate", False):
-        changes["enabled"] = True
-    return config.with_overrides(generate=changes) if changes else config
+def generation_layer(args: argparse.Namespace | None) -> dict[str, Any]:
+    """The flags layer of --generate (switches the generator on), --generator and --labels."""
+    if args is None:
+        return {}
+    return {"--generate": {"generate": {"enabled": True if getattr(args, "generate", False) else None}},
+            "--generator": {"generate": {"backend": getattr(args, "generator", None)}},
+            "--labels": {"generate": {"labels": getattr(args, "labels", None)}}}
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -121,10 +122,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from glassrag.store import EmbeddedStore
 
     index = EmbeddedStore(args.index).read()
-    config = load_config(args.config) if args.config else index.config
-    if args.k:
-        config = config.with_overrides(answer={"k": args.k})
-    config = with_generation(config, args)
+    config = layered(index.config, args.config, {"--k": {"answer": {"k": args.k}}, **generation_layer(args)},
+                     built=True)
     answer = Pipeline(index, config).run(args.question)
     if args.json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
@@ -190,7 +189,7 @@ def _train_questions(args: argparse.Namespace) -> tuple[Any, Any, Any, list]:
 
     store = EmbeddedStore(args.index)
     index = store.read()
-    config = load_config(args.config) if args.config else index.config
+    config = layered(index.config, args.config, built=True)
     questions = load_questions(Path(args.golden), "all", index.documents)
     return store, index, config, questions
 
@@ -198,6 +197,11 @@ def _train_questions(args: argparse.Namespace) -> tuple[Any, Any, Any, list]:
 def _progress(label: str) -> Progress:
     return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=err, transient=True, disable=not err.is_terminal)
+
+
+# a logistic regression wants about ten events (here: relevant candidates) per feature
+# (Peduzzi et al. 1996, J Clin Epidemiol 49(12))
+EVENTS_PER_FEATURE = 10
 
 
 def cmd_rerank_train(args: argparse.Namespace) -> int:
@@ -210,6 +214,13 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
                                progress=lambda n, t: bar.update(task, completed=n, total=t))
     index.extra["reranker"] = model
     store.write(index)
+    needed = EVENTS_PER_FEATURE * len(model["features"])
+    if model["positives"] < needed:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            f"the reranker learned from {model['questions']} train questions giving {model['positives']} "
+            f"relevant candidates; a logistic regression of {len(model['features'])} features needs about "
+            f"{needed} ({EVENTS_PER_FEATURE} per feature, Peduzzi et al. 1996), so its weights are "
+            "mostly noise: label more train questions, or keep [rerank] method = \"none\"")))
     table = Table(title=f"learned reranker: {model['rows']} candidates of {model['questions']} train "
                         f"questions, {model['positives']} relevant; L2 {model['l2']}")
     for col in ("feature", "weight (standardised)", "mean", "std"):
@@ -225,6 +236,7 @@ def cmd_rerank_train(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from glassrag.evaluate.tune import calibrate_index
+    from glassrag.gate.calibrate import MIN_PER_CLASS
 
     store, index, config, questions = _train_questions(args)
     rule = args.rule or config.gate.rule
@@ -237,6 +249,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     index.extra["reader"] = reader
     store.write(index)
     print_calibration(gate)
+    small = min(gate["n_answerable"], gate["n_unanswerable"])
+    if small < MIN_PER_CLASS:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            f"calibrated on {sum(q.split == 'train' for q in questions)} train questions "
+            f"({gate['n_answerable']} answerable with their answer found, {gate['n_unanswerable']} "
+            f"unanswerable); the gate needs at least {MIN_PER_CLASS} of each to set a threshold, and "
+            f"the reader's threshold over {reader['questions']} questions is a guess: label more "
+            "train questions")))
     out.print(f"reader: coverage threshold {reader['threshold']:.3g}, train accuracy {reader['accuracy']:.1%} "
               f"over {reader['questions']} questions")
     return 0
@@ -289,12 +309,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # config ------------------------------------------------------------------------------------
 
 def cmd_config(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
-    table = Table(title="settings", show_lines=False)
-    for col in ("setting", "value", "what it does", "why this default"):
+    """Every setting: its value, where the value came from (default < index < file), what
+    it takes, whether changing it needs a re-ingest, its doc and the source of its default."""
+    base = Config()
+    if args.index:
+        from glassrag.store import EmbeddedStore
+
+        base = EmbeddedStore(args.index).read().config
+    config = layered(base, args.config, built=args.index is not None)
+    table = Table(title="settings (from: default < index < file < flag)", show_lines=False)
+    for col in ("setting", "value", "from", "allowed", "re-ingest", "what it does", "why this default"):
         table.add_column(col, overflow="fold")
-    for name, value, doc, source in config.describe():
-        table.add_row(name, json.dumps(value), doc, source)
+    for name, s in SETTINGS.items():
+        layer, origin = config.origin(name)
+        table.add_row(name, toml_text(config.value(name)), f"{layer} ({origin})" if layer in ("file", "flag") else layer,
+                      s.allowed(), "yes" if s.reingest else "", s.doc, s.source)
     out.print(table)
     return 0
 
@@ -348,8 +377,7 @@ def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path |
     from glassrag.store import EmbeddedStore
 
     index = EmbeddedStore(index_dir).read()
-    config = load_config(config_path) if config_path else index.config
-    config = with_generation(config, args) if args is not None else config
+    config = layered(index.config, config_path, generation_layer(args), built=True)
     questions = load_questions(golden, split, index.documents)
     with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -458,7 +486,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.trec_run:
         from glassrag.evaluate.trec import write_run
 
-        level = "doc" if run.index["chunks"] == run.index["documents"] else "chunk"
+        level = trec_level(run.index["chunks"], run.index["documents"])
         n = write_run(run.to_dict(), Path(args.trec_run), level=level)
         out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
     return 0
@@ -528,6 +556,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def trec_level(chunks: int, documents: int) -> str:
+    """The level of TREC files for an index: documents when each is one chunk (BEIR), else
+    chunks; eval --trec-run and trec qrels agree, so their files match by default."""
+    return "doc" if chunks == documents else "chunk"
+
+
 def cmd_trec_qrels(args: argparse.Namespace) -> int:
     from glassrag.evaluate.relevance import Judge
     from glassrag.evaluate.trec import write_qrels
@@ -535,8 +569,9 @@ def cmd_trec_qrels(args: argparse.Namespace) -> int:
 
     index = EmbeddedStore(args.index).read()
     questions = load_questions(Path(args.golden), args.split, index.documents)
-    n = write_qrels(questions, Path(args.out), args.level, Judge(index.chunks))
-    out.print(f"qrels ({args.level} level, {n} lines) written to {args.out}")
+    level = args.level or trec_level(len(index.chunks), len(index.documents))
+    n = write_qrels(questions, Path(args.out), level, Judge(index.chunks))
+    out.print(f"qrels ({level} level, {n} lines) written to {args.out}")
     return 0
 
 
@@ -544,7 +579,16 @@ def cmd_trec_eval(args: argparse.Namespace) -> int:
     from glassrag.evaluate.metrics import evaluate_run, mean_of
     from glassrag.evaluate.trec import read_qrels, read_run
 
-    per_query = evaluate_run(read_run(Path(args.run_file)), read_qrels(Path(args.qrels)), args.metrics)
+    run, qrels = read_run(Path(args.run_file)), read_qrels(Path(args.qrels))
+    judged = {d for docs in qrels.values() for d in docs}
+    common = [q for q in run if q in qrels]
+    if common and not any(d in judged for q in common for d in run[q]):
+        err.print(f"[yellow]warning[/yellow]: no id ranked in {args.run_file} is judged in {args.qrels}, so "
+                  "every metric is 0: were the two written at different levels (doc and chunk)? "
+                  "Write the qrels with trec qrels --level matching the run", markup=True)
+    elif not common:
+        err.print(f"[yellow]warning[/yellow]: {args.run_file} and {args.qrels} have no query id in common")
+    per_query = evaluate_run(run, qrels, args.metrics)
     table = Table(title=f"{args.run_file} against {args.qrels}")
     table.add_column("metric")
     table.add_column("mean", justify="right")
@@ -619,19 +663,30 @@ def generation_flags(p: argparse.ArgumentParser) -> None:
                    help="how passages are named to the model: title and locator (default) or [Document N]")
 
 
+DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
+               "and see every stage's route to the answer, evaluate each stage on a golden set, "
+               "compare runs, and browse it all in a local web app.")
+INDEX_HELP = "the index folder (made by glassrag ingest)"
+CONFIG_HELP = ("a TOML settings file; it overrides only the settings it names, over the index's own "
+               "(see glassrag config)")
+GOLDEN_HELP = "a golden set (JSONL, see docs/golden-format.md) or a BEIR folder"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="glassrag", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="glassrag", description=DESCRIPTION, epilog="glassrag COMMAND --help describes a command; "
+        "glassrag config lists every setting.")
     parser.add_argument("--version", action="version", version=f"glassrag {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
 
     p = sub.add_parser("ingest", help="read documents into an index (adds and updates)")
     p.add_argument("paths", nargs="+", help="files or folders")
     p.add_argument("--index", required=True, help="index folder (created if missing)")
-    p.add_argument("--config", type=Path, help="TOML settings file")
-    p.add_argument("--chunker", help="fixed, sentence, heading, recursive")
-    p.add_argument("--size", type=int, help="largest chunk, in units")
-    p.add_argument("--overlap", type=int, help="units shared by neighbouring chunks")
-    p.add_argument("--unit", help="words, tokens, chars")
+    p.add_argument("--config", type=Path, help="a TOML settings file; it overrides only the settings it "
+                                               "names, over those the index was built with")
+    for key in ("chunker", "size", "overlap", "unit"):
+        s = SETTINGS[f"chunk.{key}"]
+        p.add_argument(f"--{key}", type=s.argtype(f"--{key}"), help=s.help())
     p.add_argument("--prune", action="store_true",
                    help="drop indexed documents under PATHS whose files are gone")
     p.add_argument("--max-mb", type=finite_number(0, False), default=100.0,
@@ -643,26 +698,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_ingest)
 
     p = sub.add_parser("ask", help="answer a question from an index, showing the route")
-    p.add_argument("question")
-    p.add_argument("--index", required=True)
-    p.add_argument("--config", type=Path)
-    p.add_argument("--k", type=int, help="passages to return")
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--index", required=True, help=INDEX_HELP)
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--k", type=SETTINGS["answer.k"].argtype("--k"), help=SETTINGS["answer.k"].help())
     p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
     generation_flags(p)
     p.set_defaults(run=cmd_ask)
 
     p = sub.add_parser("golden", help="golden sets: labelled questions")
-    golden = p.add_subparsers(dest="golden_command", required=True)
+    golden = p.add_subparsers(dest="golden_command", required=True, metavar="check", help="what to do")
     g = golden.add_parser("check", help="validate every line (against an index, with --index)")
-    g.add_argument("file", type=Path)
+    g.add_argument("file", type=Path, help="the golden JSONL file (or a BEIR folder)")
     g.add_argument("--index", help="also check documents, locators and verbatim spans")
     g.set_defaults(run=cmd_golden_check)
 
     p = sub.add_parser("eval", help="evaluate every stage on a golden set or BEIR folder")
-    p.add_argument("--index", required=True)
-    p.add_argument("--golden", required=True, help="golden JSONL file or BEIR folder")
-    p.add_argument("--split", default="test", choices=["train", "test", "all"])
-    p.add_argument("--config", type=Path)
+    p.add_argument("--index", required=True, help=INDEX_HELP)
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP)
+    p.add_argument("--split", default="test", choices=["train", "test", "all"],
+                   help="which questions to evaluate (default: test)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.add_argument("--out", help="write the run (JSON) here")
     p.add_argument("--save", metavar="NAME", help="also keep the run as DIR/runs/NAME.json (what serve shows)")
     p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
@@ -670,54 +726,61 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_eval)
 
     p = sub.add_parser("compare", help="compare two runs: differences, paired tests, flips")
-    p.add_argument("a")
-    p.add_argument("b")
+    p.add_argument("a", help="run file A (glassrag eval --out), the baseline")
+    p.add_argument("b", help="run file B, compared with A")
     p.set_defaults(run=cmd_compare)
 
     p = sub.add_parser("trec", help="TREC run and qrels files")
-    trec = p.add_subparsers(dest="trec_command", required=True)
+    trec = p.add_subparsers(dest="trec_command", required=True, metavar="{qrels,eval}", help="what to do")
     t = trec.add_parser("qrels", help="export a golden set's labels as TREC qrels")
-    t.add_argument("--index", required=True)
-    t.add_argument("--golden", required=True)
-    t.add_argument("--split", default="test", choices=["train", "test", "all"])
-    t.add_argument("--level", default="doc", choices=["doc", "chunk"])
-    t.add_argument("--out", required=True)
+    t.add_argument("--index", required=True, help=INDEX_HELP)
+    t.add_argument("--golden", required=True, help=GOLDEN_HELP)
+    t.add_argument("--split", default="test", choices=["train", "test", "all"],
+                   help="which questions to export (default: test)")
+    t.add_argument("--level", default=None, choices=["doc", "chunk"],
+                   help="judge documents or chunks (default: the level eval --trec-run writes for this "
+                        "index: doc when every document is one chunk, as in BEIR, else chunk)")
+    t.add_argument("--out", required=True, help="the qrels file to write")
     t.set_defaults(run=cmd_trec_qrels)
     t = trec.add_parser("eval", help="evaluate any TREC run file with glassrag's metrics")
     t.add_argument("run_file", metavar="run", help="TREC run file")
     t.add_argument("qrels", help="TREC qrels file")
-    t.add_argument("--metrics", nargs="+", default=["ndcg@10", "recall@100", "mrr@10", "hit@5"])
+    t.add_argument("--metrics", nargs="+", default=["ndcg@10", "recall@100", "mrr@10", "hit@5"],
+                   help="metrics to compute (default: ndcg@10 recall@100 mrr@10 hit@5)")
     t.set_defaults(run=cmd_trec_eval)
 
     p = sub.add_parser("rerank-train", help="train the learned reranker on the golden train split")
-    p.add_argument("--index", required=True)
-    p.add_argument("--golden", required=True)
-    p.add_argument("--config", type=Path)
+    p.add_argument("--index", required=True, help=INDEX_HELP + "; the model is saved in it")
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.set_defaults(run=cmd_rerank_train)
 
     p = sub.add_parser("calibrate", help="calibrate the gate and the reader on the golden train split")
-    p.add_argument("--index", required=True)
-    p.add_argument("--golden", required=True)
-    p.add_argument("--config", type=Path)
-    p.add_argument("--rule", default=None, choices=["cost", "balanced", "keep95"],
-                   help="how the threshold is chosen (default: [gate] rule)")
-    p.add_argument("--cost", type=float, default=None,
-                   help="rule cost: how much worse a wrongly declined answerable question is than "
-                        "an answered unanswerable one (default: [gate] cost)")
+    p.add_argument("--index", required=True, help=INDEX_HELP + "; the calibration is saved in it")
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--rule", default=None, type=SETTINGS["gate.rule"].argtype("--rule"),
+                   help=SETTINGS["gate.rule"].help())
+    p.add_argument("--cost", default=None, type=SETTINGS["gate.cost"].argtype("--cost"),
+                   help=SETTINGS["gate.cost"].help())
     p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, glossary")
     p.add_argument("--index", action="append", required=True, help="index folder (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     p.set_defaults(run=cmd_serve)
 
-    p = sub.add_parser("config", help="list every setting with its doc and the source of its default")
-    p.add_argument("--config", type=Path)
+    p = sub.add_parser("config", help="list every setting: its value, where it came from, what it takes, "
+                                      "whether it needs a re-ingest, its doc and the source of its default")
+    p.add_argument("--config", type=Path, help="a TOML settings file, shown layered over the defaults "
+                                               "(or over the index's settings, with --index)")
+    p.add_argument("--index", help="show the settings of this index")
     p.set_defaults(run=cmd_config)
 
     p = sub.add_parser("demo", help="build the bundled demo index and ask its example questions")
-    p.add_argument("--index", default=".glassrag/demo")
+    p.add_argument("--index", default=".glassrag/demo", help="where to build the demo index "
+                                                             "(default .glassrag/demo)")
     p.set_defaults(run=cmd_demo)
     return parser
 

@@ -1,28 +1,49 @@
-"""Pipeline settings: every field has a default, a one-line doc, and the source of its
-default (a measurement id in docs/measurements.md, or the literature it comes from).
+"""Pipeline settings, each defined once: its default, type, allowed range or choices, whether
+changing it needs a re-ingest, a one-line doc, and the source of its default (a measurement
+id in docs/measurements.md, a benchmark, or the literature).
 
-A TOML file overrides any of them by section and name:
+Every way in checks against that one definition: TOML files (`load_settings`), command-line
+flags (`argtype`) and the web form (`glassrag.web.settings`). Settings come in layers, each
+overriding only what it names:
+
+    built-in defaults < the index's stored settings < a --config file < command-line flags
+
+A TOML file names settings by section:
 
     [bm25]
     k1 = 1.2
 
-`glassrag config` prints them all with their docs and sources.
+An index stores the settings that were set explicitly when it was built, plus every
+setting that needs a re-ingest (they describe how it was built); a setting left at its
+default follows the default of the glassrag that reads it. `glassrag config` prints every
+setting with its value, where the value came from, its range and its doc.
 """
 
 from __future__ import annotations
 
+import importlib
+import math
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.errors import ConfigError
 
+LAYERS = ("default", "index", "file", "flag")
 
-def setting(default: Any, doc: str, source: str) -> Any:
+
+def setting(default: Any, doc: str, source: str, *, low: float | None = None, high: float | None = None,
+            above: bool = False, choices: tuple[str, ...] | str | None = None,
+            reingest: bool = False) -> Any:
+    """A settings field. `low`/`high`: the allowed range of a number (`above`: strictly above
+    `low`); `choices`: the allowed names, or "module:TABLE" naming the table of variants they
+    are looked up in; `reingest`: the setting is used when the index is built."""
+    meta = {"doc": doc, "source": source, "low": low, "high": high, "above": above,
+            "choices": choices, "reingest": reingest}
     if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"doc": doc, "source": source})
-    return field(default=default, metadata={"doc": doc, "source": source})
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -30,12 +51,16 @@ class ChunkSettings:
     """Used when an index is built; changing them needs a new `glassrag ingest`."""
 
     chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive, "
-                           "document", "measurement M3 (docs/measurements.md)")
-    size: int = setting(200, "largest chunk, in `unit`s", "measurement M3")
-    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)", "measurement M3")
-    unit: str = setting("words", "what size counts: words, tokens, chars", "words are what a reader sees")
+                           "document", "measurement M3 (docs/measurements.md)",
+                           choices="glassrag.chunk:CHUNKERS", reingest=True)
+    size: int = setting(200, "largest chunk, in `unit`s", "measurement M3", low=1, reingest=True)
+    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)", "measurement M3",
+                          low=0, reingest=True)
+    unit: str = setting("words", "what size counts: words, tokens, chars", "words are what a reader sees",
+                       choices="glassrag.chunk.units:UNITS", reingest=True)
     context_header: bool = setting(False, "index each chunk with its document title and heading path "
-                                   "in front (the shown text stays verbatim)", "measurement M2")
+                                   "in front (the shown text stays verbatim)", "measurement M2",
+                                   reingest=True)
 
 
 @dataclass(frozen=True)
@@ -43,20 +68,26 @@ class AnalyzeSettings:
     """The analyzer BM25 and LSA share; fixed when the index is built."""
 
     stopwords: str = setting("english", "stopword list: none, lucene (33 words, the BEIR baselines' list), "
-                             "english (function and question words)", "measurement M1")
-    stem: bool = setting(True, "Snowball (Porter 2) English stemming", "Pyserini/bm25s BEIR baselines")
+                             "english (function and question words)", "measurement M1",
+                             choices="glassrag.lexical.stopwords:STOPWORDS", reingest=True)
+    stem: bool = setting(True, "Snowball (Porter 2) English stemming", "Pyserini/bm25s BEIR baselines",
+                         reingest=True)
     identifiers: bool = setting(True, "keep E-4107 / TX-2000 whole as well as their parts",
-                                "design: exact identifiers must outrank near-twins")
+                                "design: exact identifiers must outrank near-twins", reingest=True)
 
 
 @dataclass(frozen=True)
 class LSASettings:
-    dim: int = setting(64, "number of LSA dimensions (SVD rank)", "measurement M5")
+    dim: int = setting(64, "number of LSA dimensions (SVD rank)", "measurement M5", low=1, high=100_000,
+                       reingest=True)
     power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
-                                    "Halko et al. 2011 recommend 1-4 for slowly decaying spectra")
-    seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed")
-    cutoff: float | None = setting(None, "drop dense hits whose cosine is below this (None: keep all)",
-                                   "off: no measurement supports a value (the gate declines instead)")
+                                    "Halko et al. 2011 recommend 1-4 for slowly decaying spectra",
+                                    low=0, high=100, reingest=True)
+    seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed",
+                        low=0, high=2**32 - 1, reingest=True)
+    cutoff: float | None = setting(None, "drop dense hits whose cosine is below this (left out: keep all)",
+                                   "off: no measurement supports a value (the gate declines instead)",
+                                   low=-1.0, high=1.0)
 
 
 @dataclass(frozen=True)
@@ -65,27 +96,31 @@ class NeuralSettings:
 
     models: list[str] = setting([], "embedding models built at ingest: minilm (the bundled "
                                 "all-MiniLM-L6-v2), an installed model package, or a local folder",
-                                "none by default: the base install has no torch")
+                                "none by default: the base install has no torch", reingest=True)
     query_instruction: str = setting("auto", "prefix for queries; auto: the model family's entry in "
                                      "glassrag/dense/instructions.py", "each family's model card")
     passage_instruction: str = setting("auto", "prefix for passages; auto: from the same table",
-                                       "each family's model card")
+                                       "each family's model card", reingest=True)
     quantize: str = setting("none", "none or int8 (dynamic quantisation of the linear layers)",
                             "bench/scifact_neural.py: int8 encodes 1.86x faster but costs 0.020 "
-                            "nDCG@10 alone; off, so vectors are the published model's")
-    batch_size: int = setting(32, "passages per encoding batch", "sentence-transformers' default")
-    cutoff: float | None = setting(None, "drop neural hits whose cosine is below this (None: keep all)",
-                                   "off: no measurement supports a value (the gate declines instead)")
+                            "nDCG@10 alone; off, so vectors are the published model's",
+                            choices="glassrag.dense.neural:QUANTIZE", reingest=True)
+    batch_size: int = setting(32, "passages per encoding batch", "sentence-transformers' default",
+                             low=1, high=100_000, reingest=True)
+    cutoff: float | None = setting(None, "drop neural hits whose cosine is below this (left out: keep all)",
+                                   "off: no measurement supports a value (the gate declines instead)",
+                                   low=-1.0, high=1.0)
     search: str = setting("exact", "exact (matrix product) or hnsw (approximate, for large corpora)",
                           "bench/scifact_neural.py: at 5,183 vectors hnsw finds 99.9 % of exact's "
-                          "top 10 and is no faster")
+                          "top 10 and is no faster", choices=("exact", "hnsw"))
 
 
 @dataclass(frozen=True)
 class BM25Settings:
     k1: float = setting(1.5, "term-frequency saturation", "measurement M4 (SciFact train agrees: "
-                        "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)")
-    b: float = setting(0.4, "length normalisation", "measurement M4; Pyserini BEIR uses 0.4 too")
+                        "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)", low=0.0, high=100.0)
+    b: float = setting(0.4, "length normalisation", "measurement M4; Pyserini BEIR uses 0.4 too",
+                       low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
@@ -96,26 +131,27 @@ class RetrieveSettings:
                                  "shown side by side and measured, without changing the answer",
                                  "measurement M6: observing costs no quality; the trace shows LSA's list")
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
-                         "BEIR convention: R@100")
+                         "BEIR convention: R@100", low=1, high=10_000)
 
 
 @dataclass(frozen=True)
 class FuseSettings:
     method: str = setting("weighted", "how retriever lists are fused when there are several: rrf, weighted",
-                          "measurement M6 (weighted 0.7 > RRF for BM25 + LSA)")
-    k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009")
+                          "measurement M6 (weighted 0.7 > RRF for BM25 + LSA)", choices="glassrag.fuse:FUSERS")
+    k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009", low=1, high=100_000)
     weight: float = setting(0.7, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
-                            "measurement M6")
+                            "measurement M6", low=0.0, high=1.0)
     neural_weight: float = setting(0.35, "the weight of BM25 that `ingest --embedder` sets when it fuses "
                                    "BM25 with the neural retriever (weighted fusion)",
                                    "bench/fusion.py: the train splits of SciFact (nDCG@10) and of the "
-                                   "demo (hit@5) both choose 0.35")
+                                   "demo (hit@5) both choose 0.35", low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
 class VersionSettings:
     mode: str = setting("demote", "superseded documents (metadata supersedes / superseded_by): off, "
-                        "demote (below every current chunk), drop", "measurement M7")
+                        "demote (below every current chunk), drop", "measurement M7",
+                        choices="glassrag.rerank.versions:MODES")
 
 
 @dataclass(frozen=True)
@@ -123,27 +159,29 @@ class RerankSettings:
     method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
                           "auto (learned when this index has a trained reranker, else none)",
                           "measurement M11: its probability makes the gate's best signal "
-                          "(M8: alone, it does not beat BM25's order)")
+                          "(M8: alone, it does not beat BM25's order)",
+                          choices="glassrag.pipeline:RERANKERS")
     pool: int = setting(20, "candidates the reranker scores (the latency dial of a cross-encoder)",
-                        "the requirement (issue 5): top 20; M8 and M11 measured it there")
+                        "measurements M8 and M11 measured the reranker at 20 (no other pool was measured)",
+                        low=1, high=10_000)
     model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
                          "none bundled")
     blend: float = setting(0.0, "cross-encoder: weight kept for the first-stage score (0: cross-encoder only)",
                            "0: the cross-encoder's own order; no cross-encoder model is on this "
-                           "machine to measure a blend")
+                           "machine to measure a blend", low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
 class MMRSettings:
-    relevance: float | None = setting(None, "MMR λ: weight of relevance against novelty (None: off)",
-                                      "measurement M9")
-    pool: int = setting(20, "MMR reorders the top N", "same pool as the reranker")
+    relevance: float | None = setting(None, "MMR λ: weight of relevance against novelty (left out: off)",
+                                      "measurement M9", low=0.0, high=1.0)
+    pool: int = setting(20, "MMR reorders the top N", "same pool as the reranker", low=1, high=10_000)
 
 
 @dataclass(frozen=True)
 class CapSettings:
     per_document: int = setting(0, "at most M passages per document (0: no cap)",
-                                "measurement M10")
+                                "measurement M10", low=0, high=10_000)
 
 
 @dataclass(frozen=True)
@@ -153,20 +191,24 @@ class GateSettings:
     rule: str = setting("cost", "how calibrate picks the threshold: cost (least cost, with `cost`), "
                         "balanced (max balanced accuracy: cost 1), keep95 (keep ≥ 95 % of answerable)",
                         "measurement M12: balanced declined 40-47 % of answerable train questions "
-                        "(cross-validated); cost keeps them")
+                        "(cross-validated); cost keeps them",
+                        choices="glassrag.gate.calibrate:RULES")
     cost: float = setting(5.0, "how much worse a wrongly declined answerable question is than an "
                           "answered unanswerable one (rule cost)",
                           "measurement M12 (bench/gate.py): the smallest c whose cross-validated share of "
-                          "answerable train questions declined is at most 5 % on the demo and SciFact-abstain")
+                          "answerable train questions declined is at most 5 % on the demo and SciFact-abstain",
+                          low=0.0, above=True, high=1e6)
 
 
 @dataclass(frozen=True)
 class AnswerSettings:
     k: int = setting(5, "passages returned (the answer and what else was found)",
-                     "a screenful; any-hit@5 is the headline metric")
-    excerpt_chars: int = setting(720, "longest excerpt shown of a passage", "issue 5")
+                     "a screenful; any-hit@5 is the headline metric", low=1, high=50)
+    excerpt_chars: int = setting(720, "longest excerpt shown of a passage",
+                                 "not measured: about 120 words, a search-result snippet; answer-visible@5 "
+                                 "(docs/measurements.md) counts only answers inside it", low=40, high=1_000_000)
     budget_words: int = setting(1000, "context budget: words of the best chunks packed for the reader",
-                                "k = 5 chunks of up to 200 words")
+                                "k = 5 chunks of up to 200 words", low=1, high=10_000_000)
 
 
 @dataclass(frozen=True)
@@ -181,20 +223,21 @@ class GenerateSettings:
                            "the one model that installs from PyPI and runs here offline")
     model: str = setting("", "the model name an endpoint expects (unused by smollm2)", "none")
     labels: str = setting("title", "how passages are named to the model: title (title and locator) "
-                          "or numbered ([Document N])", "measurement G1 (README: leaked tags "
-                          "with numbered labels)")
+                          "or numbered ([Document N])", "measurement G1 (docs/measurements.md)",
+                          choices=("title", "numbered"))
     passages: int = setting(5, "the first N of the packed passages are given to the model (0: all "
                             "that fit the budget)", "the k passages a user sees; all 13 that the budget "
-                            "packed for a demo question made a 1,966-token prompt")
+                            "packed for a demo question made a 1,966-token prompt", low=0, high=1000)
     expand: int = setting(0, "neighbouring chunks attached on each side of a passage, for the "
-                          "generator only", "measurement G2")
+                          "generator only", "measurement G2", low=0, high=10)
     max_tokens: int = setting(96, "longest answer, in tokens", "a bound: the bundled model often runs on "
                               "after its answer (160 tokens on a one-sentence answer), and every token "
-                              "costs time")
+                              "costs time", low=1, high=4096)
     temperature: float = setting(0.0, "sampling temperature (0: greedy, the same answer every time)",
-                                 "reproducible runs")
-    seed: int = setting(0, "sampling seed", "fixed")
-    timeout: float = setting(120.0, "seconds an endpoint may take", "a large model on a CPU")
+                                 "reproducible runs", low=0.0, high=2.0)
+    seed: int = setting(0, "sampling seed", "fixed", low=0)
+    timeout: float = setting(120.0, "seconds an endpoint may take", "a large model on a CPU", low=0.0,
+                             above=True, high=3600.0)
 
 
 @dataclass(frozen=True)
@@ -213,78 +256,263 @@ class Config:
     gate: GateSettings = field(default_factory=GateSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     generate: GenerateSettings = field(default_factory=GenerateSettings)
+    # where each value that is not the default came from: "section.name" → (layer, origin),
+    # e.g. ("file", "my.toml"); not part of the settings (equality and to_dict ignore it)
+    origins: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        return {f.name: {g.name: getattr(getattr(self, f.name), g.name)
-                         for g in fields(getattr(self, f.name))} for f in fields(self)}
+        return {s: {g.name: getattr(getattr(self, s), g.name) for g in fields(getattr(self, s))}
+                for s in SECTIONS}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], origin: str = "settings") -> "Config":
-        config = cls()
-        sections = {f.name: f for f in fields(cls)}
-        for name, values in data.items():
-            if name not in sections:
-                raise ConfigError(f"{origin}: unknown section [{name}]",
-                                  f"sections are: {', '.join(sections)}")
-            if not isinstance(values, dict):
-                raise ConfigError(f"{origin}: [{name}] must be a table of settings")
-            current = getattr(config, name)
-            known = {g.name: g for g in fields(current)}
-            changes = {}
-            for key, value in values.items():
-                if key not in known:
-                    raise ConfigError(f"{origin}: unknown setting {name}.{key}",
-                                      f"settings in [{name}]: {', '.join(known)}")
-                changes[key] = _check_type(f"{name}.{key}", getattr(current, key), value, origin)
-            config = replace(config, **{name: replace(current, **changes)})
-        return config
+    def from_dict(cls, data: Any, origin: str = "settings", layer: str = "file") -> "Config":
+        """Defaults overridden by `data` ({section: {name: value}}), checked."""
+        return cls().updated(data, origin, layer)
+
+    def updated(self, data: Any, origin: str, layer: str) -> "Config":
+        """A copy with the settings named in `data` checked and set, recorded as coming from
+        `layer` ("index", "file", "flag") and `origin` (a file name, a flag)."""
+        values = parse_sections(data, origin)
+        config, origins = self, dict(self.origins)
+        for section, changes in values.items():
+            config = replace(config, **{section: replace(getattr(config, section), **changes)})
+            origins.update({f"{section}.{key}": (layer, origin) for key in changes})
+        return replace(config, origins=origins)
+
+    def with_overrides(self, **sections: dict[str, Any]) -> "Config":
+        """A copy with some settings changed: with_overrides(bm25={"k1": 1.2}); None leaves a
+        setting as it is."""
+        data = {name: {k: v for k, v in values.items() if v is not None} for name, values in sections.items()}
+        return self.updated(data, "code", "flag")
+
+    def value(self, name: str) -> Any:
+        section, key = name.split(".", 1)
+        return getattr(getattr(self, section), key)
+
+    def origin(self, name: str) -> tuple[str, str]:
+        """(layer, origin) of a setting's value; ("default", "") when nothing set it."""
+        return self.origins.get(name, ("default", ""))
+
+    def stored(self) -> dict[str, dict[str, Any]]:
+        """What an index keeps: every setting set explicitly, and every setting that needs a
+        re-ingest (it describes how the index was built). The others follow the defaults of
+        the glassrag that reads the index."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, s in SETTINGS.items():
+            if s.reingest or name in self.origins:
+                out.setdefault(s.section, {})[s.key] = self.value(name)
+        return out
 
     def describe(self) -> list[tuple[str, Any, str, str]]:
         """(name, value, doc, source) for every setting."""
-        rows = []
-        for f in fields(self):
-            section = getattr(self, f.name)
-            for g in fields(section):
-                rows.append((f"{f.name}.{g.name}", getattr(section, g.name),
-                             g.metadata["doc"], g.metadata["source"]))
-        return rows
-
-    def with_overrides(self, **sections: dict[str, Any]) -> "Config":
-        """A copy with some settings changed: with_overrides(bm25={"k1": 1.2})."""
-        merged = self.to_dict()
-        for name, values in sections.items():
-            merged.setdefault(name, {}).update({k: v for k, v in values.items() if v is not None})
-        return Config.from_dict(merged)
+        return [(name, self.value(name), s.doc, s.source) for name, s in SETTINGS.items()]
 
 
-def _check_type(name: str, default: Any, value: Any, origin: str) -> Any:
-    if value is None:
+SECTIONS = tuple(f.name for f in fields(Config) if f.name != "origins")
+
+KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+              list: "a list of strings"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting's definition, read from its field in the settings dataclasses."""
+
+    section: str
+    key: str
+    default: Any
+    kind: type
+    optional: bool  # may be left out (None): the optional numbers that default to off
+    doc: str
+    source: str
+    low: float | None
+    high: float | None
+    above: bool
+    choices_from: tuple[str, ...] | str | None
+    reingest: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    def choices(self) -> tuple[str, ...] | None:
+        """The allowed names, read from the table of variants when the definition names one."""
+        if self.choices_from is None or isinstance(self.choices_from, tuple):
+            return self.choices_from
+        module, table = self.choices_from.split(":")
+        return tuple(getattr(importlib.import_module(module), table))
+
+    def allowed(self) -> str:
+        """What the setting takes, in words: "an integer ≥ 1", "one of: a, b"."""
+        choices = self.choices()
+        if choices is not None:
+            return "one of: " + ", ".join(choices)
+        text = KIND_NAMES[self.kind]
+        if self.kind in (int, float) and (self.low is not None or self.high is not None):
+            text += " " + self.range_text()
+        if self.optional:
+            text += ", or left out (off)"
+        return text
+
+    def range_text(self) -> str:
+        low, high = _num(self.low), _num(self.high)
+        if self.low is not None and self.high is not None and not self.above:
+            return f"from {low} to {high}"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.above else '≥'} {low}")
+        if self.high is not None:
+            parts.append(f"≤ {high}")
+        return " and ".join(parts)
+
+    def check(self, value: Any, origin: str) -> Any:
+        """`value` typed (an int where a float is expected becomes a float), or ConfigError
+        naming the setting, the value, where it was given and what is allowed."""
+        given = value
+
+        def fail(what: str) -> ConfigError:
+            return ConfigError(f"{self.name} = {toml_text(given)} in {origin}: must be {what}",
+                               f"the default is {toml_text(self.default)}")
+
+        if value is None and self.optional:
+            return None
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if self.kind is bool and not isinstance(value, bool):
+            raise fail("true or false")
+        if self.kind is int and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise fail(self.allowed())
+        if self.kind is float:
+            if not number:
+                raise fail(self.allowed())
+            value = float(value)
+        if self.kind is str and not isinstance(value, str):
+            raise fail(self.allowed())
+        if self.kind is list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise fail("a list of strings")
+        if self.kind in (int, float):
+            if not math.isfinite(value) or (self.low is not None and (
+                    value < self.low or (self.above and value == self.low))) or (
+                    self.high is not None and value > self.high):
+                raise fail(self.allowed())
+        choices = self.choices()
+        if choices is not None and value not in choices:
+            raise fail(self.allowed())
         return value
-    if default is None:  # the optional settings are numbers that default to off
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok:
-            raise ConfigError(f"{origin}: {name} = {value!r} should be a number", "leave it out to switch it off")
-        return float(value)
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        value = float(value) if ok else value
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(default, list):
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-    else:
-        ok = isinstance(value, type(default))
-    if not ok:
-        raise ConfigError(f"{origin}: {name} = {value!r} should be a {type(default).__name__}",
-                          f"the default is {default!r}")
-    return value
+
+    def parse(self, text: str, origin: str) -> Any:
+        """A value written as text (a command-line flag, a web form field), checked."""
+        raw = text.strip()
+        if self.optional and raw.lower() in ("", "off", "none"):
+            return None
+        value: Any = raw
+        if self.kind is bool:
+            words = {"true": True, "on": True, "yes": True, "1": True,
+                     "false": False, "off": False, "no": False, "0": False}
+            value = words.get(raw.lower(), raw)
+        elif self.kind is int:
+            try:
+                value = int(raw)
+            except ValueError:
+                pass
+        elif self.kind is float:
+            try:
+                value = float(raw)
+            except ValueError:
+                pass
+        elif self.kind is list:
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif len(raw) > 200 and self.choices() is None:
+            raise ConfigError(f"{self.name} in {origin} is {len(raw)} characters long", "give at most 200")
+        return self.check(value, origin)
+
+    def argtype(self, flag: str) -> Any:
+        """An argparse `type` for a flag that sets this setting: argparse turns the error into
+        its usage message and exit code 2."""
+        import argparse
+
+        def parse(text: str) -> Any:
+            try:
+                return self.parse(text, flag)
+            except ConfigError as e:
+                raise argparse.ArgumentTypeError(
+                    f"{text!r}: {self.name} must be {self.allowed()} (the default is {toml_text(self.default)})"
+                ) from e
+
+        parse.__name__ = self.name  # argparse names the type in its message
+        return parse
+
+    def help(self, extra: str = "") -> str:
+        """Help text for a flag: the doc, what it takes and where it is set in a file."""
+        return (f"{self.doc}; {self.allowed()} (default {toml_text(self.default)}; "
+                f"[{self.section}] {self.key} in a --config file){extra}")
 
 
-def load_config(path: Path | None) -> Config:
-    if path is None:
-        return Config()
+def _num(x: float | None) -> str:
+    """1 → "1", 0.5 → "0.5", 1e6 → "1_000_000" (as TOML may write it)."""
+    if x is None:
+        return ""
+    if isinstance(x, float) and not x.is_integer():
+        return f"{x:g}"
+    return f"{int(x):_}" if abs(x) >= 10_000 else str(int(x))
+
+
+def toml_text(value: Any) -> str:
+    """A value as TOML writes it: true, 1.5, "heading", ["bm25"]; None as (off)."""
+    if value is None:
+        return "(off)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else ("nan" if value != value else
+                                                          "inf" if value > 0 else "-inf")
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"')[:80] + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_text(v) for v in value) + "]"
+    return repr(value)[:80]
+
+
+def _definitions() -> dict[str, Setting]:
+    out = {}
+    for section in fields(Config):
+        if section.name == "origins":
+            continue
+        instance = section.default_factory()  # type: ignore[misc]
+        for f in fields(instance):
+            default = getattr(instance, f.name)
+            m = f.metadata
+            kind = float if default is None else type(default)
+            out[f"{section.name}.{f.name}"] = Setting(
+                section.name, f.name, default, kind, default is None, m["doc"], m["source"], m["low"],
+                m["high"], m["above"], m["choices"], m["reingest"])
+    return out
+
+
+SETTINGS: dict[str, Setting] = _definitions()
+
+
+def parse_sections(data: Any, origin: str) -> dict[str, dict[str, Any]]:
+    """{section: {name: value}} from a TOML table or a stored index, every value checked."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{origin}: settings must be a table of [section] tables")
+    out: dict[str, dict[str, Any]] = {}
+    for name, values in data.items():
+        if name not in SECTIONS:
+            raise ConfigError(f"{origin}: unknown section [{name}]", f"sections are: {', '.join(SECTIONS)}")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{origin}: [{name}] must be a table of settings")
+        for key, value in values.items():
+            s = SETTINGS.get(f"{name}.{key}")
+            if s is None:
+                known = [k.split(".", 1)[1] for k in SETTINGS if k.startswith(name + ".")]
+                raise ConfigError(f"{origin}: unknown setting {name}.{key}",
+                                  f"settings in [{name}]: {', '.join(known)}")
+            out.setdefault(name, {})[key] = s.check(value, origin)
+    return out
+
+
+def read_settings(path: Path) -> dict[str, dict[str, Any]]:
+    """The settings a TOML file names, checked (ConfigError naming the file otherwise)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -297,4 +525,37 @@ def load_config(path: Path | None) -> Config:
                           "TOML files are UTF-8: save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return Config.from_dict(data, origin=str(path))
+    return parse_sections(data, str(path))
+
+
+def load_config(path: Path | None) -> Config:
+    """The defaults overridden by a TOML file's settings."""
+    if path is None:
+        return Config()
+    return Config().updated(read_settings(path), str(path), "file")
+
+
+def layered(base: Config, path: Path | None, flags: Mapping[str, Any] | None = None,
+            built: bool = False) -> Config:
+    """`base` (the defaults, or an index's settings) < the --config file < flags. `flags`:
+    "--flag" → {section: {name: value}} for the flags given. With `built` (the index exists
+    and is not being rebuilt), a file that changes a setting needing a re-ingest is refused."""
+    config = base
+    if path is not None:
+        values = read_settings(path)
+        if built:
+            for section, changes in values.items():
+                for key, value in changes.items():
+                    name = f"{section}.{key}"
+                    if SETTINGS[name].reingest and value != base.value(name):
+                        raise ConfigError(
+                            f"{name} = {toml_text(value)} in {path} needs a re-ingest: this index was "
+                            f"built with {toml_text(base.value(name))}",
+                            f"glassrag ingest PATHS --index DIR --config {path} applies it; for this "
+                            f"command, leave {name} out of the file")
+        config = config.updated(values, str(path), "file")
+    for flag, values in (flags or {}).items():
+        given = {s: {k: v for k, v in vals.items() if v is not None} for s, vals in values.items()}
+        if any(given.values()):
+            config = config.updated({s: v for s, v in given.items() if v}, flag, "flag")
+    return config

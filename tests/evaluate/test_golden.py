@@ -84,3 +84,21 @@ def test_missing_file_and_empty_file(tmp_path: Path):
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(GoldenError, match="no questions"):
         load_golden(tmp_path / "empty.jsonl")
+
+
+def test_shape_and_label_problems_are_reported_in_one_pass(tmp_path: Path, index):
+    """A line with a shape problem had its labels checked only once the shape was fixed: a
+    second run found the unknown document. The docs promise every problem at once."""
+    rows = [GOOD,
+            {**GOOD, "id": "q2", "kind": "trivia", "answers": [{"doc": "nomanual", "text": "x"}],
+             "must_contain": []},
+            {**GOOD, "id": "q1", "answers": [{"doc": "manual", "locator": "§ 9 Nothing"}], "must_contain": []}]
+    with pytest.raises(GoldenError) as info:
+        load_golden(write(tmp_path, rows), documents=index.documents)
+    assert info.value.problems == [
+        (2, "unknown kind 'trivia'; use one of lookup, paraphrase, identifier, named-term, multi-doc, "
+            "table, outdated, unanswerable"),
+        (2, "q2: document 'nomanual' is not in the index"),
+        (3, "id 'q1' already used on line 1"),
+        (3, "q1: manual has no locator '§ 9 Nothing'"),
+    ]

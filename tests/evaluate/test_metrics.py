@@ -253,3 +253,13 @@ def test_per_query_functions_agree_with_evaluate_run() -> None:
     for name in names:
         for qid, value in result[name].items():
             assert value == pytest.approx(metric_value(name, run.get(qid, []), qrels[qid]), abs=1e-12)
+
+
+def test_ndcg_cuts_the_ideal_ranking_at_k_too():
+    """Two relevant documents, k = 1, the first ranked relevant: DCG@1 = IDCG@1 = 1. An ideal
+    ranking left uncut would give 1 / (1 + 1/log2(3))."""
+    from glassrag.evaluate.metrics import evaluate_run
+
+    # with ndcg@10 asked too, both rankings are judged to depth 10
+    got = evaluate_run({"q": ["r1", "x"]}, {"q": {"r1": 1, "r2": 1}}, ["ndcg@1", "ndcg@10"])
+    assert got["ndcg@1"]["q"] == 1.0

@@ -44,3 +44,20 @@ def test_fixed_width_spaces_split_and_soft_hyphens_vanish():
     assert a("12\u00a0mm") == a("12 mm") == ["12", "mm"]
     assert a("5\u202fkg") == ["5", "kg"]
     assert a("hyphen\u00adation") == ["hyphenation"]
+
+
+def test_an_unknown_stopword_list_is_named_with_the_valid_ones():
+    import pytest
+
+    from glassrag.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError) as info:
+        Analyzer("french")
+    assert info.value.problem == "unknown stopword list 'french'"
+    assert info.value.hint == "choose one of: english, lucene, none"
+
+
+def test_a_token_with_a_digit_is_not_stemmed():
+    """Snowball would cut '2running' to '2run': an identifier-like token is kept as written."""
+    assert Analyzer("none", stem=True, identifiers=False)("2running e4107running running") == [
+        "2running", "e4107running", "run"]

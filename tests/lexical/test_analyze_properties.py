@@ -38,3 +38,47 @@ def test_texts_joined_by_a_line_break_give_the_tokens_of_each(analyzer: Analyzer
 def test_any_text_is_analysed_without_error(analyzer: Analyzer, text: str):
     """Any Unicode, lone surrogates included (a question can hold one)."""
     assert isinstance(analyzer(text), list)
+
+
+WORDS = st.lists(st.sampled_from(["the", "of", "sensor", "tilt", "what", "is", "E-4107", "4.2", "TX-2000",
+                                  "a/b", "x-y", "Calibration", "running"]), max_size=12).map(" ".join)
+
+
+@given(st.sampled_from(["none", "lucene", "english"]), WORDS)
+def test_no_stopword_survives_and_nothing_else_is_lost(stopwords: str, text: str):
+    from glassrag.lexical.stopwords import STOPWORDS
+
+    plain = Analyzer(stopwords, stem=False, identifiers=False)
+    everything = Analyzer("none", stem=False, identifiers=False)
+    kept = plain(text)
+    assert not set(kept) & STOPWORDS[stopwords]
+    assert kept == [w for w in everything(text) if w not in STOPWORDS[stopwords]]
+
+
+@given(WORDS)
+def test_an_identifier_is_kept_whole_before_its_parts_only_with_identifiers(text: str):
+    whole = Analyzer("none", stem=False, identifiers=True)(text)
+    parts = Analyzer("none", stem=False, identifiers=False)(text)
+    # the identifiers are exactly the runs joined by - . / that hold a digit; removing them
+    # leaves the tokens without identifiers
+    ids = [w for w in whole if any(c in "-./" for c in w)]
+    assert all(any(c.isdigit() for c in w) for w in ids)
+    assert [w for w in whole if w not in ids] == parts
+    assert len(ids) == sum(1 for w in text.split() if any(c.isdigit() for c in w) and any(c in "-./" for c in w))
+
+
+@given(WORDS)
+def test_case_and_dash_look_alikes_do_not_matter(text: str):
+    analyzer = Analyzer("english", stem=True, identifiers=True)
+    assert analyzer(text.upper()) == analyzer(text)
+    assert analyzer(text.replace("-", "\u2013")) == analyzer(text)
+    assert analyzer(text.replace(" ", "\u00a0")) == analyzer(text)
+
+
+@given(WORDS)
+def test_stemming_leaves_tokens_with_digits_alone(text: str):
+    stemmed = Analyzer("none", stem=True, identifiers=True)(text)
+    plain = Analyzer("none", stem=False, identifiers=True)(text)
+    assert len(stemmed) == len(plain)
+    for s, p in zip(stemmed, plain):
+        assert s == p if any(c.isdigit() for c in p) else s.startswith(p[:3])

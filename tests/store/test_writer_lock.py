@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -65,7 +64,11 @@ def test_a_second_writer_waits_then_writes(corpus: Path, tmp_path: Path):
     idx = tmp_path / "idx"
     holder = hold(idx)
     second = glassrag("ingest", corpus, "--index", idx, "--wait", "60")
-    time.sleep(2.0)
+    # its first words on stderr say it waits (read as they come: a fixed sleep was too short
+    # for the child to start on a loaded machine)
+    assert second.stderr is not None
+    first = second.stderr.readline()
+    assert f"waiting up to 60 s for another writer of {idx} (pid {holder.pid}" in first, first
     assert second.poll() is None, "the second writer did not wait for the lock"
     assert holder.stdin is not None
     holder.stdin.write("done\n")
@@ -73,7 +76,6 @@ def test_a_second_writer_waits_then_writes(corpus: Path, tmp_path: Path):
     assert holder.wait(timeout=30) == 0
     code, out, err = finish(second)
     assert code == 0, err
-    assert f"waiting up to 60 s for another writer of {idx} (pid {holder.pid}" in err
     assert sorted(EmbeddedStore(idx).read().documents) == ["manual", "notes", "scanner", "travel"]
 
 

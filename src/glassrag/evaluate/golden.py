@@ -125,16 +125,8 @@ def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
         kind = ""
     elif kind and kind not in KINDS:
         problems.append(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
-    answers_raw = data.get("answers", [])
-    spans: list[Span] = []
-    if not isinstance(answers_raw, list):
-        problems.append("'answers' must be a list")
-        answers_raw = []
-    for i, a in enumerate(answers_raw):
-        if not isinstance(a, dict) or not isinstance(a.get("doc"), str) or not a["doc"]:
-            problems.append(f"answers[{i}] needs a 'doc' (a document id)")
-            continue
-        spans.append(Span(a["doc"], str(a.get("locator", "")), str(a.get("text", ""))))
+    spans, span_problems = _spans(data)
+    problems.extend(span_problems)
     must = data.get("must_contain", [])
     if not isinstance(must, list) or not all(isinstance(w, str) for w in must):
         problems.append("'must_contain' must be a list of strings")
@@ -159,6 +151,32 @@ def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
         split=split, kind=kind, answers=tuple(spans), must_contain=tuple(must), line=line,
         extra={k: v for k, v in data.items() if k not in known},
     ), []
+
+
+def _spans(data: dict[str, Any]) -> tuple[list[Span], list[str]]:
+    """The answers of a line that name a document, and the problems of the others."""
+    answers_raw = data.get("answers", [])
+    if not isinstance(answers_raw, list):
+        return [], ["'answers' must be a list"]
+    spans, problems = [], []
+    for i, a in enumerate(answers_raw):
+        if not isinstance(a, dict) or not isinstance(a.get("doc"), str) or not a["doc"]:
+            problems.append(f"answers[{i}] needs a 'doc' (a document id)")
+            continue
+        spans.append(Span(a["doc"], str(a.get("locator", "")), str(a.get("text", ""))))
+    return spans, problems
+
+
+def _draft(data: Any, line: int) -> Question | None:
+    """What can be read of a line with problems, so that its answers are checked against the
+    index in the same pass: every problem is reported at once, not one kind per run."""
+    if not isinstance(data, dict):
+        return None
+    spans, _ = _spans(data)
+    qid = data.get("id")
+    name = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() \
+        else f"line {line}"
+    return Question(id=name, question="", answerable=True, answers=tuple(spans), line=line) if spans else None
 
 
 def read_lines(path: Path) -> list[str]:
@@ -197,6 +215,7 @@ def load_golden(path: Path, split: str = "all",
     if split not in (*SPLITS, "all"):
         raise GoldenError(str(path), [(0, f"unknown split {split!r}; use train, test or all")])
     questions: list[Question] = []
+    drafts: list[Question] = []  # lines with problems, whose answers are checked all the same
     problems: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
     for n, raw in enumerate(read_lines(path), 1):
@@ -208,10 +227,13 @@ def load_golden(path: Path, split: str = "all",
             continue
         q, reasons = parse_line(data, n)
         problems.extend((n, r) for r in reasons)
+        if q is None and (draft := _draft(data, n)) is not None:
+            drafts.append(draft)
         qid = data.get("id") if isinstance(data, dict) else None
         key = str(qid) if isinstance(qid, (str, int)) and not isinstance(qid, bool) else None
         if key is not None and key in seen:
             problems.append((n, f"id {key!r} already used on line {seen[key]}"))
+            drafts.extend([q] if q is not None else [])
             continue
         if key is not None:
             seen[key] = n
@@ -220,7 +242,7 @@ def load_golden(path: Path, split: str = "all",
     if not questions and not problems:
         problems.append((0, "no questions in the file"))
     if documents is not None:
-        problems.extend(check_against(questions, documents))
+        problems.extend(check_against(questions + drafts, documents))
     if problems:
         raise GoldenError(str(path), sorted(problems, key=lambda p: p[0]))
     return [q for q in questions if split == "all" or q.split == split]

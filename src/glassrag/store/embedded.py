@@ -124,7 +124,8 @@ class EmbeddedStore:
             "format_version": FORMAT_VERSION,
             "glassrag_version": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "config": index.config.to_dict(),
+            # what was set explicitly and what needs a re-ingest; the rest follows the defaults
+            "config": index.config.stored(),
             "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
                        "terms": len(index.counts.vocab)},
             "extra": index.extra,
@@ -194,7 +195,7 @@ class EmbeddedStore:
                              "rebuild the index with glassrag ingest") from None
 
     def _read_generation(self, folder: Path, manifest: dict[str, Any]) -> Index:
-        config = Config.from_dict(manifest["config"], origin=str(folder / "manifest.json"))
+        config = Config.from_dict(manifest["config"], origin=str(folder / "manifest.json"), layer="index")
         documents = {d["id"]: Document.from_dict(d) for d in _read_jsonl(folder / "documents.jsonl")}
         chunks = [Chunk.from_dict(c) for c in _read_jsonl(folder / "chunks.jsonl")]
         lex = folder / "lexical"

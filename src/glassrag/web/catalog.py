@@ -24,7 +24,29 @@ from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore, Index
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
-PIPELINES_KEPT = 8  # a pipeline costs ~0.1 s to build on the demo; settings pages revisit a few
+# The settings cache: pipelines kept per index, sized by memory. A pipeline holds its own
+# BM25 score matrix (k1 and b are baked into it; float32 per posting, the row indices are
+# the index's) and per-chunk tables; the index itself is shared. bench/pipeline_memory.py
+# measured per pipeline: the demo (439 chunks, 17,220 postings) 0.22 MB, built in 0.09 s;
+# 22,000 chunks (3.3 M postings) 19.9 MB, built in 12.8 s on a loaded 2-core machine. The
+# cache keeps as many as fit in PIPELINE_BUDGET_MB, between 1 and PIPELINES_MAX: 32 on the
+# demo, 12 at 22,000 chunks, 1 at a million.
+PIPELINE_BUDGET_MB = 256
+PIPELINES_MAX = 32
+PER_CHUNK_BYTES = 320  # measured: (19.9 MB - 3.3 M postings × 4 B) / 22,000 chunks
+PIPELINE_BASE_BYTES = 8 * 1024  # its stages, gate and reader: ~10 KB on a 4-document index
+
+
+def pipeline_bytes(index: Index) -> int:
+    """Memory one pipeline keeps beyond the shared index, estimated from the index: a float32
+    BM25 score per posting and PER_CHUNK_BYTES per chunk (bench/pipeline_memory.py)."""
+    return PIPELINE_BASE_BYTES + int(index.counts.tf.nnz) * 4 + len(index.chunks) * PER_CHUNK_BYTES
+
+
+def pipelines_kept(index: Index, budget_mb: float | None = None) -> int:
+    """How many pipelines the settings cache keeps for this index (budget: PIPELINE_BUDGET_MB)."""
+    budget = PIPELINE_BUDGET_MB if budget_mb is None else budget_mb
+    return max(1, min(PIPELINES_MAX, int(budget * 2**20 // max(pipeline_bytes(index), 1))))
 
 
 class NotFound(GlassragError):
@@ -109,7 +131,7 @@ class Source:
         built = Pipeline(index, config)
         with self._lock:
             self._pipelines[key] = built
-            while len(self._pipelines) > PIPELINES_KEPT:
+            while len(self._pipelines) > pipelines_kept(index):
                 self._pipelines.popitem(last=False)
         return built
 

@@ -2,49 +2,33 @@
 
 Every query-time setting of `Config` can be given as `section.name`; a retriever's role
 (fused, observed, off) as `role.NAME`, which sets `retrieve.retrievers` and
-`retrieve.observe`. Values are parsed by the type of the setting's default and checked
-against a range, so a malformed value gets a 400 that names the setting and what it takes.
-Index-time settings (chunking, analysis, the LSA model, which embedders exist) are refused:
-they need a re-ingest. The retrievers an index offers are BM25, LSA when it has an LSA model,
+`retrieve.observe`. Values are parsed and checked by the setting's one definition in
+`glassrag.config` (type, range, choices), as TOML files and command-line flags are, so a
+malformed value gets a 400 that names the setting and what it takes. Settings whose
+definition says they need a re-ingest (chunking, analysis, the LSA model, which embedders
+exist) are refused. The retrievers an index offers are BM25, LSA when it has an LSA model,
 and one per neural embedder it was built with.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
+from glassrag.config import SETTINGS as DEFINITIONS
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.gate.calibrate import RULES
-from glassrag.pipeline import RERANKERS, RETRIEVERS
-from glassrag.rerank.versions import MODES
+from glassrag.pipeline import RETRIEVERS
 from glassrag.store import Index
 from glassrag.web.catalog import BadRequest
 
 ROLES = ("fused", "observed", "off")
-INDEX_TIME = ("chunk.", "analyze.", "lsa.dim", "lsa.power_iterations", "lsa.seed", "neural.models",
-              "neural.passage_instruction", "neural.batch_size")
+INDEX_TIME = tuple(name for name, s in DEFINITIONS.items() if s.reingest)
 NOT_FROM_WEB = {"rerank.model": "a model path is read from disk: set it in the index's configuration",
                 "retrieve.retrievers": "use role.NAME=fused|observed|off",
                 "retrieve.observe": "use role.NAME=fused|observed|off",
                 "generate.backend": "the server does not call a URL a page asks for: set it in the "
-                                    "index's configuration or with glassrag serve's config"}
-RANGES: dict[str, tuple[float, float]] = {
-    "bm25.k1": (0.0, 100.0), "bm25.b": (0.0, 1.0), "lsa.cutoff": (-1.0, 1.0),
-    "retrieve.depth": (1, 10_000), "fuse.k": (1, 100_000), "fuse.weight": (0.0, 1.0),
-    "rerank.pool": (1, 10_000), "rerank.blend": (0.0, 1.0), "mmr.relevance": (0.0, 1.0),
-    "mmr.pool": (1, 10_000), "cap.per_document": (0, 10_000), "answer.k": (1, 50),
-    "answer.excerpt_chars": (40, 1_000_000), "answer.budget_words": (1, 10_000_000),
-    "generate.expand": (0, 10), "generate.passages": (0, 1000), "generate.max_tokens": (1, 4096), "generate.temperature": (0.0, 2.0),
-    "generate.timeout": (1.0, 3600.0),
-}
-CHOICES: dict[str, tuple[str, ...]] = {
-    "fuse.method": ("weighted", "rrf"), "rerank.method": RERANKERS, "versions.mode": MODES,
-    "gate.rule": RULES, "generate.labels": ("title", "numbered"),
-}
-TRUE, FALSE = ("true", "on", "yes", "1"), ("false", "off", "no", "0")
+                                    "index's configuration"}
 
 
 @dataclass(frozen=True)
@@ -66,16 +50,7 @@ FORM = (
 )
 
 
-def _defaults() -> dict[str, tuple[Any, str]]:
-    """Every query-time setting: name → (default, doc)."""
-    out = {}
-    for name, value, doc, _ in Config().describe():
-        if not name.startswith(INDEX_TIME):
-            out[name] = (value, doc)
-    return out
-
-
-SETTINGS = _defaults()
+SETTINGS = {name: (s.default, s.doc) for name, s in DEFINITIONS.items() if not s.reingest}
 ROLE_DOC = ("fused: its list feeds the answer; observed: run, drawn and measured beside the "
             "others without changing the answer; off: not run")
 
@@ -100,7 +75,7 @@ def parse(params: Mapping[str, str], available: tuple[str, ...]) -> dict[str, An
     for key, raw in params.items():
         if "." not in key:
             continue
-        if key.startswith(INDEX_TIME):
+        if key in INDEX_TIME:
             raise BadRequest(f"{key} is fixed when the index is built",
                              "re-ingest with the setting changed (glassrag ingest --config FILE)")
         if key in NOT_FROM_WEB:
@@ -113,50 +88,17 @@ def parse(params: Mapping[str, str], available: tuple[str, ...]) -> dict[str, An
                 raise BadRequest(f"{key} = {raw[:40]!r} is not a role", f"choose one of: {', '.join(ROLES)}")
             out[key] = raw.strip()
             continue
-        if key not in CHOICES and key not in SETTINGS:
+        if key not in SETTINGS:
             raise BadRequest(f"unknown setting {key!r}", f"settings: {', '.join(names(available))}")
         out[key] = _value(key, raw.strip())
     return out
 
 
 def _value(key: str, raw: str) -> Any:
-    if key in CHOICES:
-        if raw not in CHOICES[key]:
-            raise BadRequest(f"{key} = {raw!r} is not one of its values", f"choose one of: {', '.join(CHOICES[key])}")
-        return raw
-    default = SETTINGS[key][0]
-    if default is None:  # optional numbers: empty or "off" switches them off
-        if raw.lower() in ("", "off", "none"):
-            return None
-        return _number(key, raw, float)
-    if isinstance(default, bool):
-        if raw.lower() in TRUE:
-            return True
-        if raw.lower() in FALSE:
-            return False
-        raise BadRequest(f"{key} = {raw!r} is not true or false", "use true or false")
-    if isinstance(default, int):
-        return _number(key, raw, int)
-    if isinstance(default, float):
-        return _number(key, raw, float)
-    if isinstance(default, list):
-        return [part.strip() for part in raw.split(",") if part.strip()]
-    if len(raw) > 200:
-        raise BadRequest(f"{key} is {len(raw)} characters long", "give at most 200")
-    return raw
-
-
-def _number(key: str, raw: str, kind: type) -> Any:
     try:
-        value = kind(raw)
-    except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise BadRequest(f"{key} = {raw[:40]!r} is not {what}",
-                         f"the default is {SETTINGS[key][0]!r}") from None
-    low, high = RANGES.get(key, (-math.inf, math.inf))
-    if not (math.isfinite(value) and low <= value <= high):
-        raise BadRequest(f"{key} = {raw[:40]} is out of range", f"give a value from {low} to {high}")
-    return value
+        return DEFINITIONS[key].parse(raw, "the page's settings")
+    except ConfigError as e:
+        raise BadRequest(e.problem, e.hint) from None
 
 
 def apply(base: Config, chosen: Mapping[str, Any], available: tuple[str, ...]) -> Config:
@@ -190,11 +132,9 @@ def roles_of(config: Config, available: tuple[str, ...]) -> dict[str, str]:
 def flat(config: Config, available: tuple[str, ...]) -> dict[str, Any]:
     """Every web-settable setting of `config`, by its query-string name."""
     out: dict[str, Any] = {f"role.{n}": v for n, v in roles_of(config, available).items()}
-    for section in fields(config):
-        for f in fields(getattr(config, section.name)):
-            name = f"{section.name}.{f.name}"
-            if name in SETTINGS and name not in NOT_FROM_WEB:
-                out[name] = getattr(getattr(config, section.name), f.name)
+    for name in SETTINGS:
+        if name not in NOT_FROM_WEB:
+            out[name] = config.value(name)
     return out
 
 
@@ -225,8 +165,8 @@ def form(config: Config, base: Config, available: tuple[str, ...]) -> list[dict[
         groups.setdefault(f.group, []).append({
             "name": f.name, "label": f.label, "value": text(now[f.name]),
             "index_value": text(was[f.name]), "changed": now[f.name] != was[f.name],
-            "choices": list(ROLES if f.name.startswith("role.") else CHOICES.get(
-                f.name, ("true", "false") if isinstance(now[f.name], bool) else ())),
+            "choices": list(ROLES if f.name.startswith("role.") else DEFINITIONS[f.name].choices() or (
+                ("true", "false") if isinstance(now[f.name], bool) else ())),
             "doc": doc(f.name)})
     shown = {f.name for f in (*roles, *FORM)}
     hidden = [{"name": k, "value": v} for k, v in changed(config, base, available).items() if k not in shown]

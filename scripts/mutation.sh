@@ -1,0 +1,33 @@
+#!/bin/bash
+# Mutation testing (mutmut 3) of one package with its own tests, in a copy of the checkout
+# outside the working tree (mutmut writes mutants/ beside the code it mutates).
+#
+#   scripts/mutation.sh PACKAGE [FILE...]     e.g. scripts/mutation.sh gate
+#                                                  scripts/mutation.sh evaluate diagnose.py metrics.py
+#
+# Mutates src/glassrag/PACKAGE/ (or only the FILEs named), runs tests/PACKAGE/ against each
+# mutant, and prints the survivors. Needs `.venv/bin/pip install mutmut` (3.8 was used for
+# docs/testing.md). Output: $OUT (default /tmp/glassrag-mutation)/PACKAGE/{run.log,results.txt}.
+set -eu
+pkg=$1; shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${OUT:-/tmp/glassrag-mutation}/$pkg
+rm -rf "$dir"; mkdir -p "$dir"
+tar -C "$root" -c --exclude=__pycache__ src tests pyproject.toml | tar -x -C "$dir"
+only="\"src/glassrag/$pkg/*\""
+if [ $# -gt 0 ]; then only=$(printf '"src/glassrag/'"$pkg"'/%s", ' "$@"); only=${only%, }; fi
+cat >> "$dir/pyproject.toml" <<EOT
+
+[tool.mutmut]
+source_paths = ["src/"]
+only_mutate = [$only]
+also_copy = ["src/glassrag/data"]
+pytest_add_cli_args_test_selection = ["tests/$pkg"]
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]
+EOT
+cd "$dir"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+nice "$root/.venv/bin/mutmut" run --max-children 2 > run.log 2>&1 || true
+"$root/.venv/bin/mutmut" results --all true > results.txt
+grep -c ': killed' results.txt | sed 's/^/killed: /'
+grep ': survived' results.txt | tee survivors.txt | wc -l | sed 's/^/survived: /'
