@@ -15,6 +15,7 @@ Defaults k1 = 0.9, b = 0.4 are Pyserini's BEIR settings (Thakur et al. 2021).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from array import array
 from typing import Any, Iterable
 
 import numpy as np
@@ -31,32 +32,49 @@ class TermCounts:
     doc_len: np.ndarray
 
     @classmethod
-    def build(cls, token_lists: Iterable[list[str]]) -> "TermCounts":
-        """Counts from analysed documents, read one at a time: each document's tokens
-        become (term, count) arrays at once, so memory holds counts, not tokens."""
+    def build(cls, token_lists: Iterable[list[str]], block: int = 20_000) -> "TermCounts":
+        """Counts from analysed documents, read one at a time. Term ids go into one flat
+        int32 buffer; every `block` documents the buffer becomes a CSR block (duplicates
+        summed), so memory holds about one block of tokens plus the counts, never a
+        Python object per document."""
         vocab: dict[str, int] = {}
-        terms: list[np.ndarray] = []
-        counts: list[np.ndarray] = []
-        per_doc: list[int] = []  # distinct terms of each document
-        lengths: list[int] = []
+        blocks: list[sp.csr_matrix] = []
+        ids = array("i")
+        lengths = array("i")
+        start = 0  # first document of the current block
+
+        def flush() -> None:
+            nonlocal ids, start
+            n = len(lengths) - start
+            if n == 0:
+                return
+            cols = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.empty(0, np.int32)
+            rows = np.repeat(np.arange(n, dtype=np.int32), np.frombuffer(lengths, np.int32)[start:])
+            m = sp.coo_matrix((np.ones(cols.size, dtype=np.float32), (rows, cols)),
+                              shape=(n, len(vocab))).tocsr()
+            m.sum_duplicates()
+            blocks.append(m)
+            ids = array("i")
+            start = len(lengths)
+
         for tokens in token_lists:
-            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64,
-                              count=len(tokens))
-            uniq, n = np.unique(ids, return_counts=True)
-            terms.append(uniq)
-            counts.append(n.astype(np.float32))
-            per_doc.append(len(uniq))
-            lengths.append(len(ids))
-        n_docs = len(lengths)
-        indptr = np.zeros(n_docs + 1, dtype=np.int64)
-        np.cumsum(per_doc, out=indptr[1:])
-        tf = sp.csr_matrix(
-            (np.concatenate(counts) if counts else np.empty(0, dtype=np.float32),
-             np.concatenate(terms) if terms else np.empty(0, dtype=np.int64), indptr),
-            shape=(n_docs, len(vocab)),
-        ).tocsc()
+            ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
+            lengths.append(len(tokens))
+            if len(lengths) - start >= block:
+                flush()
+        flush()
+        width = len(vocab)
+        if blocks:
+            for m in blocks:
+                m.resize((m.shape[0], width))
+            tf = sp.vstack(blocks, format="csr", dtype=np.float32)
+            del blocks
+            tf = tf.tocsc()
+        else:
+            tf = sp.csc_matrix((0, width), dtype=np.float32)
         tf.sort_indices()
-        return cls(vocab, tf, np.asarray(lengths, dtype=np.float32))
+        tf.indices = tf.indices.astype(np.int32, copy=False)
+        return cls(vocab, tf, np.frombuffer(lengths, np.int32).astype(np.float32))
 
 
 def idf_lucene(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
@@ -70,27 +88,51 @@ def term_weight(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float,
     return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc_len / avgdl))
 
 
-class BM25:
-    """Scores queries against TermCounts with parameters k1 and b."""
+def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
+    """IDF(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl)) for every stored
+    count, in the order of `counts.tf.data` (float32): what a query sums. Ingest stores these
+    for the configured k1 and b, so an index opens without computing them."""
+    tf = counts.tf
+    n_docs = tf.shape[0]
+    avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
+    idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+    out = np.empty(tf.data.size, dtype=np.float32)
+    step = 1 << 24  # in slices, so a million chunks need no float64 copy of every count
+    term_of_entry = np.repeat(np.arange(tf.shape[1], dtype=np.int32), np.diff(tf.indptr))
+    for a in range(0, tf.data.size, step):
+        sl = slice(a, a + step)
+        w = term_weight(tf.data[sl].astype(np.float64), counts.doc_len[tf.indices[sl]],
+                        max(avgdl, 1e-9), k1, b)
+        out[sl] = w * idf[term_of_entry[sl]]
+    return out
 
-    def __init__(self, counts: TermCounts, k1: float = 0.9, b: float = 0.4) -> None:
+
+class ColumnScores:
+    """BM25 contributions as compressed columns: term t's chunks are `indices[indptr[t]:
+    indptr[t+1]]` (sorted) and their scores the same slice of `data`. Plain arrays, so
+    they can be memory-mapped from the index folder."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                 shape: tuple[int, int]) -> None:
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+
+
+class BM25:
+    """Scores queries against TermCounts with parameters k1 and b. `weights`, when given,
+    are `bm25_weights(counts, k1, b)` as ingest stored them."""
+
+    def __init__(self, counts: TermCounts, k1: float = 0.9, b: float = 0.4,
+                 weights: np.ndarray | None = None) -> None:
         self.counts = counts
         self.k1 = float(k1)
         self.b = float(b)
         tf = counts.tf
         n_docs = tf.shape[0]
         self.avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
-        doc_freq = np.diff(tf.indptr).astype(np.float64)
-        self.idf = idf_lucene(n_docs, doc_freq)
-        # each stored count becomes its contribution; CSC keeps a term's documents together
-        lengths = counts.doc_len[tf.indices]
-        weights = term_weight(tf.data.astype(np.float64), lengths, max(self.avgdl, 1e-9), k1, b)
-        term_of_entry = np.repeat(np.arange(tf.shape[1]), np.diff(tf.indptr))
-        self.scores = sp.csc_matrix(
-            ((weights * self.idf[term_of_entry]).astype(np.float32), tf.indices, tf.indptr),
-            shape=tf.shape,
-        )
-        self.scores.sort_indices()  # a term's documents in order: lookups use searchsorted
+        self.idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+        if weights is None:
+            weights = bm25_weights(counts, self.k1, self.b)
+        self.scores = ColumnScores(tf.indptr, tf.indices, weights, tf.shape)
 
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b}
@@ -102,12 +144,12 @@ class BM25:
     def score_all(self, tokens: list[str]) -> np.ndarray:
         """BM25 of every document for one analysed query (float32, one per document)."""
         n_docs = self.scores.shape[0]
-        ids = self.term_ids(tokens)
-        if not ids:
-            return np.zeros(n_docs, dtype=np.float32)
+        out = np.zeros(n_docs, dtype=np.float32)
         indptr, indices, data = self.scores.indptr, self.scores.indices, self.scores.data
-        pos = np.concatenate([np.arange(indptr[t], indptr[t + 1]) for t in ids])
-        return np.bincount(indices[pos], weights=data[pos], minlength=n_docs).astype(np.float32)
+        for t in self.term_ids(tokens):  # a term's chunks are distinct: a plain += is exact
+            a, b = indptr[t], indptr[t + 1]
+            out[indices[a:b]] += data[a:b]
+        return out
 
     def search(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Indices and scores of the top k documents with a score above zero, best first."""
