@@ -67,6 +67,10 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
         err.print(Text.assemble(("skipped ", "yellow"), f"{path}: {reason}"))
     for warning in report.warnings:
         err.print(Text.assemble(("warning ", "yellow"), warning))
+    if report.nothing_changed:
+        out.print(f"index {args.index}: nothing changed ({len(report.unchanged)} documents unchanged, "
+                  "same settings); nothing was written")
+        return EXIT_SOME_FILES_FAILED if report.failed else 0
     if not index.chunks:
         err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
         return EXIT_SOME_FILES_FAILED if report.failed else 1

@@ -55,6 +55,9 @@ class LSASettings:
     power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
                                     "Halko et al. 2011 recommend 1-4 for slowly decaying spectra")
     seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed")
+    fit_sample: int = setting(
+        100_000, "above this many chunks the SVD is fitted on a seeded random sample of this many, "
+        "and every chunk is folded in", "bench/scaling.py (issue 18): bounds ingest memory and time")
     cutoff: float | None = setting(None, "drop dense hits whose cosine is below this (None: keep all)",
                                    "off: no measurement supports a value (the gate declines instead)")
 
@@ -95,6 +98,9 @@ class RetrieveSettings:
     observe: list[str] = setting(["lsa"], "retrievers run and traced beside the others but not fused: "
                                  "shown side by side and measured, without changing the answer",
                                  "measurement M6: observing costs no quality; the trace shows LSA's list")
+    observe_max_chunks: int = setting(
+        200_000, "observed retrievers are skipped (and the trace says so) above this many chunks",
+        "bench/scaling.py: LSA observed costs ~X ms a question at 1M chunks against BM25's ~Y ms")
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
                          "BEIR convention: R@100")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -42,6 +42,7 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     embedded: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> counts
     quality: dict[str, dict] = field(default_factory=dict)  # doc id -> extraction-quality check
+    nothing_changed: bool = False  # the previous index is returned as it was: nothing to write
 
 
 Progress = Callable[[str, int, int], None]
@@ -71,12 +72,15 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                            overlap=config.chunk.overlap, unit=config.chunk.unit)
     same_chunking = previous is not None and previous.config.chunk == config.chunk
 
-    documents: dict[str, Document] = dict(previous.documents) if previous else {}
-    old_chunks: dict[str, list[Chunk]] = {}
-    if previous is not None:
-        for c in previous.chunks:
-            old_chunks.setdefault(c.doc_id, []).append(c)
-    chunks_by_doc: dict[str, list[Chunk]] = dict(old_chunks) if same_chunking else {}
+    # what changed is decided from the stored content hashes alone; the previous index's
+    # documents and chunks are read only when something did change
+    old_hash: Mapping[str, str] = previous.content_hashes() if previous is not None else {}
+    new_docs: dict[str, Document] = {}
+    new_chunks: dict[str, list[Chunk]] = {}
+
+    def unchanged(doc_id: str, content_hash: str) -> bool:
+        return same_chunking and old_hash.get(doc_id) == content_hash and previous is not None \
+            and previous.chunks_in(doc_id) > 0
 
     ids = document_ids(found.files)
     seen: set[str] = set()
@@ -86,8 +90,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         seen.add(doc_id)
         try:
             data = read_bytes(path, max_bytes) if max_bytes else read_bytes(path)
-            old = documents.get(doc_id)
-            if old is not None and old.content_hash == file_hash(data) and doc_id in chunks_by_doc:
+            if unchanged(doc_id, file_hash(data)):
                 report.unchanged.append(doc_id)
                 continue
             doc, warnings = load_document(path, doc_id, data)
@@ -96,9 +99,9 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             continue
         report.warnings.extend(f"{path}: {w}" for w in warnings)
         report.quality[doc_id] = check_quality(doc)
-        (report.changed if doc_id in documents else report.added).append(doc_id)
-        documents[doc_id] = doc
-        chunks_by_doc[doc_id] = chunker.chunk(doc)
+        (report.changed if doc_id in old_hash or doc_id in new_docs else report.added).append(doc_id)
+        new_docs[doc_id] = doc
+        new_chunks[doc_id] = chunker.chunk(doc)
 
     for folder in beir_paths:  # a BEIR corpus is already cut into passages: one chunk each
         whole = DocumentChunker()
@@ -107,22 +110,31 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                 report.failed.append(item)
                 continue
             seen.add(item.id)
-            old = documents.get(item.id)
-            if old is not None and old.content_hash == item.content_hash and item.id in chunks_by_doc:
+            if unchanged(item.id, item.content_hash):
                 report.unchanged.append(item.id)
                 continue
-            (report.changed if item.id in documents else report.added).append(item.id)
-            documents[item.id] = item
-            chunks_by_doc[item.id] = whole.chunk(item)
+            (report.changed if item.id in old_hash or item.id in new_docs else report.added).append(item.id)
+            new_docs[item.id] = item
+            new_chunks[item.id] = whole.chunk(item)
+
+    if previous is not None and not new_docs and (not prune or not _pruned(previous, paths, seen)) \
+            and previous.config.to_dict() == config.to_dict():
+        report.nothing_changed = True  # nothing to analyse, fit or write
+        return previous, report
+
+    documents: dict[str, Document] = dict(previous.documents.items()) if previous else {}
+    chunks_by_doc: dict[str, list[Chunk]] = {}
+    if previous is not None and same_chunking:
+        for c in previous.chunks:
+            chunks_by_doc.setdefault(c.doc_id, []).append(c)
+    documents.update(new_docs)
+    chunks_by_doc.update(new_chunks)
 
     if prune and previous is not None:
-        roots = [p.resolve() for p in paths]
-        for doc_id, doc in list(documents.items()):
-            src = Path(doc.source.rsplit(":", 1)[0] if doc.format == "beir" else doc.source).resolve()
-            if doc_id not in seen and any(src == r or r in src.parents for r in roots):
-                del documents[doc_id]
-                chunks_by_doc.pop(doc_id, None)
-                report.removed.append(doc_id)
+        for doc_id in _pruned(previous, paths, seen):
+            del documents[doc_id]
+            chunks_by_doc.pop(doc_id, None)
+            report.removed.append(doc_id)
 
     for doc_id, doc in documents.items():  # documents kept from before, re-chunked if needed
         if doc_id not in chunks_by_doc:
@@ -130,23 +142,27 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
 
     chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
-    texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
-    def analysed() -> Iterator[list[str]]:  # one chunk's tokens at a time: none are kept
-        for n, text in enumerate(texts, 1):
+    header = config.chunk.context_header
+
+    def analysed() -> Iterator[list[str]]:  # one chunk's text and tokens at a time: none are kept
+        for n, c in enumerate(chunks, 1):
             if progress and n % 500 == 0:
-                progress("analyse", n, len(texts))
-            yield analyzer(text)
+                progress("analyse", n, len(chunks))
+            yield analyzer(indexed_text(documents[c.doc_id], c, header))
 
     counts = TermCounts.build(analysed())
     lsa = None
     if "lsa" in config.retrieve.retrievers + config.retrieve.observe and chunks:
         if progress:
             progress("lsa", 0, 1)
-        lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)
+        lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed,
+                  config.lsa.fit_sample).fit(counts)
     embeddings = {}
-    for model in config.neural.models:
-        embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir, report,
-                                                         progress)
+    if config.neural.models:
+        texts = [indexed_text(documents[c.doc_id], c, header) for c in chunks]
+        for model in config.neural.models:
+            embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir,
+                                                             report, progress)
     documents = {k: documents[k] for k in sorted(documents)}
     quality = {**(previous.extra.get("quality", {}) if previous else {}), **report.quality}
     quality = {d: quality[d] for d in documents if d in quality}
@@ -164,6 +180,17 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     if quality:
         extra["quality"] = quality
     return Index(config, documents, chunks, counts, lsa, extra, embeddings), report
+
+
+def _pruned(previous: Index, paths: list[Path], seen: set[str]) -> list[str]:
+    """Documents of `previous` under `paths` that this ingest did not see (gone from disk)."""
+    roots = [p.resolve() for p in paths]
+    out = []
+    for doc_id, doc in previous.documents.items():
+        src = Path(doc.source.rsplit(":", 1)[0] if doc.format == "beir" else doc.source).resolve()
+        if doc_id not in seen and any(src == r or r in src.parents for r in roots):
+            out.append(doc_id)
+    return out
 
 
 def retriever_name(model: str) -> str:

@@ -31,11 +31,11 @@ def test_crash_in_the_middle_of_a_save_leaves_the_previous_index(index, tmp_path
     store.write(index)
     before = answers(store.read())
 
-    def boom(path, rows):
-        path.write_text('{"half": ')
+    def boom(folder, documents, chunks):
+        (folder / "chunks.jsonl").write_text('{"half": ')
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(embedded, "_write_jsonl", boom)
+    monkeypatch.setattr(embedded, "write_tables", boom)
     with pytest.raises(OSError, match="simulated"):
         store.write(index)
     assert answers(store.read()) == before

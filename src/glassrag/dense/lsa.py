@@ -10,6 +10,11 @@ tfidf(t, d) = (1 + ln tf(t, d)) · ln(N / n(t)), each passage column scaled to u
 The SVD is computed by randomized subspace iteration (Halko, Martinsson & Tropp 2011,
 Algorithm 4.4) with a fixed seed, so the same corpus always gives the same model.
 `variance_share[i] = s_i² / ‖X‖_F²` says how much of the corpus each dimension keeps.
+
+Above `fit_sample` passages the SVD is fitted on a seeded random sample of that many
+passages (Deerwester's fold-in then places every passage: v = x U_k S_k⁻¹, the same
+formula as a query), so ingest memory and time stop growing with the corpus beyond the
+sample; `params()["fitted_on"]` records how many passages the fit saw.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ def randomized_svd(x: sp.spmatrix, k: int, power_iterations: int = 4, oversample
 class LSA:
     """An LSA model fitted on a corpus's term counts; embeds queries by fold-in."""
 
-    def __init__(self, dim: int = 256, power_iterations: int = 4, seed: int = 0) -> None:
+    def __init__(self, dim: int = 256, power_iterations: int = 4, seed: int = 0,
+                 fit_sample: int | None = None, fitted_on: int | None = None) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ConfigError(f"[lsa] dim must be a whole number of at least 1, got {dim!r}",
                               "set [lsa] dim = 64 (the default) or another positive number")
@@ -57,6 +63,8 @@ class LSA:
         self.dim = dim
         self.power_iterations = power_iterations
         self.seed = seed
+        self.fit_sample = fit_sample
+        self.fitted_on = fitted_on
         self.vocab: dict[str, int] = {}
         self.idf = np.empty(0, dtype=np.float32)
         self.term_vectors = np.empty((0, 0), dtype=np.float32)  # U_k S_k⁻¹, terms × k
@@ -69,29 +77,47 @@ class LSA:
         return f"lsa-{self.dim}"
 
     def params(self) -> dict[str, Any]:
-        return {"dim": self.dim, "power_iterations": self.power_iterations, "seed": self.seed}
+        out: dict[str, Any] = {"dim": self.dim, "power_iterations": self.power_iterations,
+                               "seed": self.seed}
+        if self.fit_sample is not None:
+            out["fit_sample"] = self.fit_sample
+        if self.fitted_on is not None:
+            out["fitted_on"] = self.fitted_on
+        return out
 
     def fit(self, counts: TermCounts) -> "LSA":
-        tf = counts.tf.tocsr().astype(np.float64)  # passages × terms
-        n_docs = tf.shape[0]
+        n_docs = counts.tf.shape[0]
         doc_freq = np.diff(counts.tf.indptr).astype(np.float64)
         self.idf = np.log(n_docs / np.maximum(doc_freq, 1.0)).astype(np.float32)
-        x = self._weigh(tf)
+        tf_rows = counts.tf.tocsr()  # passages × terms
+        sample = None
+        if self.fit_sample is not None and n_docs > self.fit_sample:
+            rng = np.random.default_rng(self.seed)
+            sample = np.sort(rng.choice(n_docs, size=self.fit_sample, replace=False))
+        x = self._weigh(tf_rows[sample] if sample is not None else tf_rows)
         total = float(x.multiply(x).sum())
         xt = x.T.tocsr()
-        del tf, x  # only the terms × passages copy is needed from here: memory, not numbers
+        del x  # only the terms × passages copy is needed from here: memory, not numbers
         u, s, vt = randomized_svd(xt, self.dim, self.power_iterations, seed=self.seed)
         del xt
         keep = s > 1e-10
         u, s, vt = u[:, keep], s[keep], vt[keep]
         self.vocab = counts.vocab
         self.term_vectors = (u / s).astype(np.float32)
-        self.passage_vectors = vt.T.astype(np.float32)
         self.variance_share = (s**2 / total if total else s * 0).astype(np.float32)
+        self.fitted_on = int(sample.size) if sample is not None else n_docs
+        if sample is None:
+            self.passage_vectors = vt.T.astype(np.float32)
+        else:  # fold every passage in, a block at a time
+            out = np.empty((n_docs, self.term_vectors.shape[1]), dtype=np.float32)
+            step = 50_000
+            for a in range(0, n_docs, step):
+                out[a:a + step] = self._weigh(tf_rows[a:a + step]) @ self.term_vectors
+            self.passage_vectors = out
         return self
 
     def _weigh(self, tf: sp.csr_matrix) -> sp.csr_matrix:
-        x = tf.copy()
+        x = tf.astype(np.float64)
         x.data = 1.0 + np.log(x.data)
         x = x @ sp.diags(self.idf.astype(np.float64))
         norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
