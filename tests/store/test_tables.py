@@ -163,3 +163,65 @@ def test_rewriting_an_opened_index_links_its_unchanged_files(index, tmp_path: Pa
     assert (new / "texts.bin").stat().st_ino == inode
     again = store.read()
     assert again.extra["note"] == "trained" and ranked(again) == ranked(index)
+
+
+def test_a_changed_file_reanalyses_only_its_own_chunks(corpus: Path, small_config, tmp_path: Path,
+                                                       monkeypatch):
+    from glassrag import indexer
+    from glassrag.lexical.analyze import Analyzer
+
+    store = EmbeddedStore(tmp_path / "idx")
+    store.write(build_index([corpus], small_config)[0])
+    (corpus / "notes.txt").write_text("Quarterly notes.\nThe fleet server sleeps at night, zebra.\n")
+    seen: list[str] = []
+
+    class Counting(Analyzer):
+        def __call__(self, text):
+            seen.append(text)
+            return super().__call__(text)
+
+    monkeypatch.setattr(indexer, "Analyzer", Counting)
+    updated, report = build_index([corpus], small_config, store.read())
+    assert len(report.changed) == 1 and seen and all("fleet server sleeps" in t for t in seen)
+    monkeypatch.undo()
+    fresh, _ = build_index([corpus], small_config)
+    # the same counts as a fresh build, up to the order of the vocabulary
+    assert set(updated.counts.vocab) == set(fresh.counts.vocab) and "zebra" in updated.counts.vocab
+    np.testing.assert_array_equal(updated.counts.doc_len, fresh.counts.doc_len)
+    for term, j in fresh.counts.vocab.items():
+        column = updated.counts.tf[:, updated.counts.vocab[term]].toarray()
+        np.testing.assert_array_equal(column, fresh.counts.tf[:, j].toarray())
+    a, b = Pipeline(updated), Pipeline(fresh)
+    for q in QUESTIONS:
+        assert [(h.chunk_id, round(h.score, 5)) for h in a.run(q).stage("bm25").hits] == \
+            [(h.chunk_id, round(h.score, 5)) for h in b.run(q).stage("bm25").hits]
+
+
+def beir_folder(folder: Path, texts: dict[str, str]) -> Path:
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in texts.items()))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "tilt"}) + "\n")
+    return folder
+
+
+def test_an_unchanged_beir_corpus_file_is_not_read_again(tmp_path: Path, small_config, monkeypatch):
+    from glassrag import indexer
+
+    folder = beir_folder(tmp_path / "b", {"1": "tilt sensor", "2": "battery low", "3": "tilt again"})
+    store = EmbeddedStore(tmp_path / "idx")
+    store.write(build_index([folder], small_config)[0])
+
+    def not_read(path):
+        raise AssertionError("an unchanged corpus file was parsed")
+
+    monkeypatch.setattr(indexer, "load_beir_corpus", not_read)
+    _, report = build_index([folder], small_config, store.read())
+    assert report.nothing_changed and report.n_unchanged() == 3
+    monkeypatch.undo()
+    beir_folder(folder, {"1": "tilt sensor", "2": "battery very low", "3": "tilt again"})
+    updated, report = build_index([folder], small_config, store.read())
+    assert report.changed == ["2"] and sorted(report.unchanged) == ["1", "3"]
+    store.write(updated)
+    _, report = build_index([folder], small_config, store.read())
+    assert report.nothing_changed

@@ -26,7 +26,7 @@ from glassrag.store.base import Index, parse_date
 
 FEATURES = ("bm25", "bm25_ratio", "coverage", "dense", "inv_rank", "identifier", "heading", "age",
             "superseded", "position")
-CACHE_CHUNKS = 50_000  # chunks whose analysed terms are kept between questions
+CACHE_CHUNKS = 10_000  # chunks whose analysed terms are kept between questions (a few MB)
 
 
 class FeatureMaker:

@@ -47,6 +47,7 @@ class Stored:
     newest_date: str | None = None
     doc_chunks: Mapping[str, int] | None = None
     content_hashes: Mapping[str, str] | None = None
+    chunkless: list[str] = field(default_factory=list)  # documents that gave no chunk
     folder: Path | None = None  # the generation it was read from
     counts: Any = None  # the TermCounts read from it (unchanged if the same object is written)
 
@@ -65,6 +66,7 @@ class Index:
     extra: dict[str, Any] = field(default_factory=dict)
     embeddings: dict[str, Embedded] = field(default_factory=dict)
     stored: Stored | None = field(default=None, compare=False, repr=False)
+    sources: dict[str, dict] = field(default_factory=dict)  # BEIR corpus file -> sha256, documents
 
     def __post_init__(self) -> None:
         a = self.config.analyze

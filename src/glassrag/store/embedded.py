@@ -167,6 +167,7 @@ class EmbeddedStore:
             "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
                        "terms": len(index.counts.vocab)},
             "stored": {**facts, "bm25": {"k1": float(k1), "b": float(b)}},
+            "sources": index.sources,
             "extra": index.extra,
         }
         # the manifest is written last: a generation without one is incomplete
@@ -226,11 +227,14 @@ class EmbeddedStore:
         counts = TermCounts(vocab, tf, doc_len)
         facts = manifest.get("stored", {})
         params = facts.get("bm25", {})
+        doc_chunks = load_array(folder / "doc_chunks.npy")
+        chunkless = [bytes(documents.sorted_ids[r]).decode("utf-8")
+                     for r in np.flatnonzero(np.asarray(doc_chunks) == 0).tolist()]
         stored = Stored(
             bm25=(float(params["k1"]), float(params["b"]), load_array(lex / "bm25.npy")) if params else None,
             superseded=dict(facts.get("superseded", {})), newest_date=facts.get("newest_date"),
-            doc_chunks=_DocChunks(documents, load_array(folder / "doc_chunks.npy")),
-            content_hashes=documents.content_hashes(),
+            doc_chunks=_DocChunks(documents, doc_chunks),
+            content_hashes=documents.content_hashes(), chunkless=chunkless,
             folder=folder, counts=counts)
         lsa = None
         if (folder / "lsa").is_dir():
@@ -243,7 +247,7 @@ class EmbeddedStore:
                 params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
                 embeddings[sub.name] = Embedded(sub.name, params, load_array(sub / "vectors.npy"))
         return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings,
-                     stored)
+                     stored, dict(manifest.get("sources", {})))
 
 
 class _DocChunks(Mapping[str, int]):

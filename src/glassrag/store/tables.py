@@ -216,6 +216,11 @@ class _Column(Mapping[str, str]):
     def __init__(self, documents: DocumentTable, column: np.ndarray) -> None:
         self.documents, self.column = documents, column
 
+    def to_dict(self) -> dict[str, str]:
+        """The whole column at once (a re-ingest compares every document)."""
+        return dict(zip((b.decode("utf-8") for b in self.documents.sorted_ids.tolist()),
+                        (b.decode("utf-8") for b in self.column.tolist())))
+
     def __getitem__(self, doc_id: str) -> str:
         return bytes(self.column[self.documents.rows[doc_id]]).decode("utf-8")
 
