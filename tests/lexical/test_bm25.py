@@ -77,3 +77,19 @@ def test_stored_weights_give_the_same_scores_as_computed_ones():
     # a term repeated in the query counts once per occurrence
     once = computed.score_all(["error"])
     np.testing.assert_allclose(computed.score_all(["error", "error"]), 2 * once)
+
+
+@pytest.mark.parametrize("n,k,seed", [(10, 3, 0), (50_000, 100, 1), (200_000, 10, 2), (200_000, 1000, 3),
+                                      (100_000, 100, 4)])
+def test_top_k_equals_a_full_stable_sort(n, k, seed):
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.gamma(1.0, 2.0, size=n), 2).astype(np.float32)  # many ties
+    scores[rng.random(n) < 0.4] = 0.0  # chunks without a query term
+    if seed == 4:
+        scores[:] = 0.0
+        scores[rng.choice(n, 50, replace=False)] = 1.0  # fewer positives than k, all tied
+    idx, top = top_k(scores, k)
+    positive = np.flatnonzero(scores > 0)
+    expected = positive[np.lexsort((positive, -scores[positive]))][:k]
+    np.testing.assert_array_equal(idx, expected)
+    np.testing.assert_array_equal(top, scores[expected])

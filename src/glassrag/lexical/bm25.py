@@ -146,9 +146,18 @@ class BM25:
         n_docs = self.scores.shape[0]
         out = np.zeros(n_docs, dtype=np.float32)
         indptr, indices, data = self.scores.indptr, self.scores.indices, self.scores.data
-        for t in self.term_ids(tokens):  # a term's chunks are distinct: a plain += is exact
-            a, b = indptr[t], indptr[t + 1]
-            out[indices[a:b]] += data[a:b]
+        ids = self.term_ids(tokens)
+        if not ids:
+            return out
+        # a term's chunks are distinct, so a plain += is exact; the longest column is
+        # assigned rather than added (no read of the zeros it replaces)
+        longest = max(range(len(ids)), key=lambda j: indptr[ids[j] + 1] - indptr[ids[j]])
+        t = ids[longest]
+        out[indices[indptr[t]:indptr[t + 1]]] = data[indptr[t]:indptr[t + 1]]
+        for j, t in enumerate(ids):
+            if j != longest:
+                a, b = indptr[t], indptr[t + 1]
+                out[indices[a:b]] += data[a:b]
         return out
 
     def search(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -192,13 +201,34 @@ class BM25:
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top k positive scores, best first; ties broken by lower index (stable)."""
-    positive = np.flatnonzero(scores > 0)
-    if positive.size == 0 or k <= 0:
+    """Top k positive scores, best first; ties broken by lower index.
+
+    Exact, and cheap on a million chunks: a threshold t is read off a strided sample
+    (its r-th largest value, r sized so that about 3k chunks should reach it); when at
+    least k chunks score ≥ t, the k-th largest score is ≥ t, so the top k are among them
+    and only those few are sorted. Otherwise (rare: few positives, skewed samples) every
+    positive score is partitioned."""
+    if k <= 0 or scores.size == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    if positive.size > k:
-        part = np.argpartition(-scores[positive], k - 1)[:k]
-        positive = positive[part]
-    order = np.lexsort((positive, -scores[positive]))
-    chosen = positive[order]
+    candidates = None
+    step = scores.size // SAMPLE
+    if step >= 2 and k * 4 < scores.size:
+        sample = scores[::step]
+        r = min(sample.size, 3 * k // step + 2)
+        t = np.partition(sample, sample.size - r)[sample.size - r]
+        if t > 0:
+            above = np.flatnonzero(scores >= t)
+            if above.size >= k:
+                candidates = above
+    if candidates is None:
+        candidates = np.flatnonzero(scores > 0)
+    if candidates.size > k:
+        part = np.argpartition(-scores[candidates], k - 1)[:k]
+        kth = scores[candidates[part]].min()
+        candidates = candidates[scores[candidates] >= kth]  # every tie at the k-th score
+    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    chosen = candidates[order]
     return chosen, scores[chosen]
+
+
+SAMPLE = 20_000  # sample size of top_k's threshold
