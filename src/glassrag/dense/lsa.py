@@ -49,6 +49,17 @@ def randomized_svd(x: sp.spmatrix, k: int, power_iterations: int = 4, oversample
     return u[:, :k] * signs, s[:k], vt[:k] * signs[:, None]
 
 
+def _column_slices(indptr: np.ndarray, step: int = 1 << 22):  # type: ignore[no-untyped-def]
+    """(first term, end term, first count, end count) of consecutive column ranges of about
+    `step` counts each (at least one column)."""
+    n = indptr.size - 1
+    lo = 0
+    while lo < n:
+        hi = min(max(int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1, lo + 1), n)
+        yield lo, hi, int(indptr[lo]), int(indptr[hi])
+        lo = hi
+
+
 class LSA:
     """An LSA model fitted on a corpus's term counts; embeds queries by fold-in."""
 
@@ -89,31 +100,69 @@ class LSA:
         n_docs = counts.tf.shape[0]
         doc_freq = np.diff(counts.tf.indptr).astype(np.float64)
         self.idf = np.log(n_docs / np.maximum(doc_freq, 1.0)).astype(np.float32)
-        tf_rows = counts.tf.tocsr()  # passages × terms
-        sample = None
+        self.vocab = counts.vocab
         if self.fit_sample is not None and n_docs > self.fit_sample:
             rng = np.random.default_rng(self.seed)
-            sample = np.sort(rng.choice(n_docs, size=self.fit_sample, replace=False))
-        x = self._weigh(tf_rows[sample] if sample is not None else tf_rows)
+            return self._fit_sample(counts, np.sort(rng.choice(n_docs, size=self.fit_sample, replace=False)))
+        x = self._weigh(counts.tf.tocsr())  # passages × terms
         total = float(x.multiply(x).sum())
         xt = x.T.tocsr()
         del x  # only the terms × passages copy is needed from here: memory, not numbers
+        u, s, vt = self._svd(xt, total)
+        self.passage_vectors = vt.T.astype(np.float32)
+        self.fitted_on = n_docs
+        return self
+
+    def _svd(self, xt: sp.csr_matrix, total: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         u, s, vt = randomized_svd(xt, self.dim, self.power_iterations, seed=self.seed)
-        del xt
         keep = s > 1e-10
         u, s, vt = u[:, keep], s[keep], vt[keep]
-        self.vocab = counts.vocab
         self.term_vectors = (u / s).astype(np.float32)
         self.variance_share = (s**2 / total if total else s * 0).astype(np.float32)
-        self.fitted_on = int(sample.size) if sample is not None else n_docs
-        if sample is None:
-            self.passage_vectors = vt.T.astype(np.float32)
-        else:  # fold every passage in, a block at a time
-            out = np.empty((n_docs, self.term_vectors.shape[1]), dtype=np.float32)
-            step = 50_000
-            for a in range(0, n_docs, step):
-                out[a:a + step] = self._weigh(tf_rows[a:a + step]) @ self.term_vectors
-            self.passage_vectors = out
+        return u, s, vt
+
+    def _fit_sample(self, counts: TermCounts, sample: np.ndarray) -> "LSA":
+        """The SVD of the sampled passages, then every passage folded in. Works on the
+        term counts' own CSC arrays in column slices: the only full-size copy is one
+        float32 weight per count (no CSR copy of the corpus)."""
+        tf = counts.tf
+        n_docs, n_terms = tf.shape
+        indptr = np.asarray(tf.indptr)
+        weights = np.empty(tf.data.size, dtype=np.float32)  # (1 + ln tf) · idf, per count
+        squares = np.zeros(n_docs)  # per passage: Σ weight², for unit length
+        in_sample = np.zeros(n_docs, dtype=bool)
+        in_sample[sample] = True
+        kept = np.empty(tf.data.size, dtype=bool)  # counts of sampled passages
+        for lo, hi, a, b in _column_slices(indptr):
+            term = np.repeat(np.arange(lo, hi), np.diff(indptr[lo:hi + 1]))
+            rows = np.asarray(tf.indices[a:b])
+            w = (1.0 + np.log(np.asarray(tf.data[a:b], dtype=np.float64))) * self.idf[term]
+            weights[a:b] = w
+            squares += np.bincount(rows, weights=w * w, minlength=n_docs)
+            kept[a:b] = in_sample[rows]
+        norms = np.sqrt(squares)
+        norms[norms == 0] = 1.0
+        where = np.flatnonzero(kept)
+        del kept
+        columns = np.searchsorted(indptr, where, side="right") - 1
+        sample_indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(columns, minlength=n_terms), out=sample_indptr[1:])
+        rank = np.full(n_docs, -1, dtype=np.int64)
+        rank[sample] = np.arange(sample.size)
+        rows = np.asarray(tf.indices)[where]
+        x = sp.csc_matrix((weights[where].astype(np.float64) / norms[rows], rank[rows], sample_indptr),
+                          shape=(sample.size, n_terms))  # the sampled passages, unit length
+        del where, columns, rows
+        total = float(np.dot(x.data, x.data))
+        xt = x.T.tocsr()
+        del x
+        self._svd(xt, total)
+        del xt
+        # fold-in v = x U_k S_k⁻¹ of every passage: (weights · term vectors) / its norm
+        weighted = sp.csc_matrix((weights, tf.indices, tf.indptr), shape=tf.shape)
+        self.passage_vectors = np.asarray(weighted @ self.term_vectors, dtype=np.float32)
+        self.passage_vectors /= norms[:, None].astype(np.float32)
+        self.fitted_on = int(sample.size)
         return self
 
     def _weigh(self, tf: sp.csr_matrix) -> sp.csr_matrix:

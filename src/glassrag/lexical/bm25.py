@@ -63,18 +63,37 @@ class TermCounts:
             if len(lengths) - start >= block:
                 flush()
         flush()
-        width = len(vocab)
-        if blocks:
-            for m in blocks:
-                m.resize((m.shape[0], width))
-            tf = sp.vstack(blocks, format="csr", dtype=np.float32)
-            del blocks
-            tf = tf.tocsc()
-        else:
-            tf = sp.csc_matrix((0, width), dtype=np.float32)
-        tf.sort_indices()
-        tf.indices = tf.indices.astype(np.int32, copy=False)
-        return cls(vocab, tf, np.frombuffer(lengths, np.int32).astype(np.float32))
+        return cls(vocab, csc_from_row_blocks(blocks, len(vocab)),
+                   np.frombuffer(lengths, np.int32).astype(np.float32))
+
+
+def csc_from_row_blocks(blocks: list[sp.csr_matrix], width: int) -> sp.csc_matrix:
+    """Stack CSR row blocks into one CSC matrix (rows sorted within each column), writing
+    each block's entries straight into their final places and letting the block go: the
+    peak is the blocks plus the result, not the three copies of vstack and tocsc."""
+    n_rows = sum(m.shape[0] for m in blocks)
+    col_counts = np.zeros(width, dtype=np.int64)
+    for m in blocks:
+        col_counts += np.bincount(m.indices, minlength=width)
+    indptr = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(col_counts, out=indptr[1:])
+    data = np.empty(int(indptr[-1]), dtype=np.float32)
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    cursor = indptr[:-1].copy()
+    offset = 0
+    while blocks:
+        m = blocks.pop(0)
+        rows = np.repeat(np.arange(offset, offset + m.shape[0], dtype=np.int32), np.diff(m.indptr))
+        order = np.argsort(m.indices, kind="stable")  # by column; rows stay in order
+        cols = m.indices[order]
+        counts = np.bincount(cols, minlength=width)
+        first = np.cumsum(counts) - counts
+        pos = cursor[cols] + (np.arange(cols.size) - first[cols])
+        data[pos] = m.data[order]
+        indices[pos] = rows[order]
+        cursor += counts
+        offset += m.shape[0]
+    return sp.csc_matrix((data, indices, indptr), shape=(n_rows, width))
 
 
 def idf_lucene(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
@@ -97,13 +116,18 @@ def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
     avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
     idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
     out = np.empty(tf.data.size, dtype=np.float32)
-    step = 1 << 24  # in slices, so a million chunks need no float64 copy of every count
-    term_of_entry = np.repeat(np.arange(tf.shape[1], dtype=np.int32), np.diff(tf.indptr))
-    for a in range(0, tf.data.size, step):
-        sl = slice(a, a + step)
-        w = term_weight(tf.data[sl].astype(np.float64), counts.doc_len[tf.indices[sl]],
+    indptr = np.asarray(tf.indptr)
+    step = 1 << 22  # about this many entries a slice: no float64 copy of every count
+    lo = 0
+    while lo < tf.shape[1]:
+        hi = int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1
+        hi = min(max(hi, lo + 1), tf.shape[1])  # at least one column a slice
+        s, e = int(indptr[lo]), int(indptr[hi])
+        term = np.repeat(np.arange(lo, hi, dtype=np.int32), np.diff(indptr[lo:hi + 1]))
+        w = term_weight(np.asarray(tf.data[s:e], dtype=np.float64), counts.doc_len[tf.indices[s:e]],
                         max(avgdl, 1e-9), k1, b)
-        out[sl] = w * idf[term_of_entry[sl]]
+        out[s:e] = w * idf[term]
+        lo = hi
     return out
 
 
