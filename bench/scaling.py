@@ -8,7 +8,8 @@ The corpus is SciFact (../shared/bench/scifact) repeated until it has N one-chun
 documents: copy 0 is SciFact itself, copy k > 0 gives every document a new id
 (`ID-rK`) and a lightly perturbed text (a seeded ~5% of words dropped, a few neighbours
 swapped), so vocabulary and lengths stay those of real abstracts. Queries are the 300
-SciFact test queries; the learned reranker is trained on the train split.
+SciFact test queries; the learned reranker is trained on the train split, where a copy of a
+relevant document counts as relevant.
 
 Every step runs in its own process, one after the other (never two builds at once: at
 1M both need gigabytes), and its peak RSS is the kernel's (`wait4` rusage). glassrag:
@@ -54,9 +55,10 @@ CONFIG = """[bm25]\nk1 = 0.9\nb = 0.4\n"""
 def make_corpus(n: int) -> Path:
     """A BEIR folder of n documents (cached under WORK)."""
     folder = WORK / f"corpus-{n}"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_qrels(folder, n)
     if (folder / "corpus.jsonl").is_file():
         return folder
-    folder.mkdir(parents=True, exist_ok=True)
     base = [json.loads(line) for line in (SCIFACT / "corpus.jsonl").read_text().splitlines() if line.strip()]
     tmp = folder / "corpus.jsonl.tmp"
     with tmp.open("w") as out:
@@ -75,9 +77,31 @@ def make_corpus(n: int) -> Path:
             out.write(json.dumps({"_id": f"{row['_id']}-r{copy}", "title": row["title"],
                                   "text": " ".join(keep)}) + "\n")
     tmp.rename(folder / "corpus.jsonl")
-    shutil.copy(SCIFACT / "queries.jsonl", folder / "queries.jsonl")
-    shutil.copytree(SCIFACT / "qrels", folder / "qrels", dirs_exist_ok=True)
     return folder
+
+
+def write_qrels(folder: Path, n: int) -> None:
+    """SciFact's queries and qrels, where a perturbed copy of a relevant document is
+    relevant too (with ~200 copies of each document at 1M, the originals alone are rarely
+    among a question's 20 reranker candidates, and the reranker could not be trained)."""
+    shutil.copy(SCIFACT / "queries.jsonl", folder / "queries.jsonl")
+    (folder / "qrels").mkdir(exist_ok=True)
+    size = sum(1 for line in (SCIFACT / "corpus.jsonl").read_text().splitlines() if line.strip())
+    order = {json.loads(line)["_id"]: i for i, line in
+             enumerate(l for l in (SCIFACT / "corpus.jsonl").read_text().splitlines() if l.strip())}
+    for split in ("train", "test"):
+        lines = (SCIFACT / "qrels" / f"{split}.tsv").read_text().splitlines()
+        out = [lines[0]]
+        for line in lines[1:]:
+            cells = line.strip().split("\t")
+            if len(cells) != 3:
+                continue
+            q, d, grade = cells
+            out.append(line.strip())
+            if d in order:
+                out += [f"{q}\t{d}-r{k}\t{grade}" for k in range(1, n // size + 1)
+                        if k * size + order[d] < n]
+        (folder / "qrels" / f"{split}.tsv").write_text("\n".join(out) + "\n")
 
 
 def test_queries() -> list[str]:
