@@ -8,7 +8,7 @@ against the libraries' defaults (torch and OpenBLAS use every core).
 machine with 2 cores: what another command, a test run or a build does to a server.
 Every condition runs in its own process (thread settings are per process). The demo
 handbook is ingested once with --embedder minilm; each condition answers the demo's
-golden questions 5 times (the first pass, which loads the model, is not counted) and
+showcase questions 20 times (a first pass, which loads the model, is not counted) and
 reports the p50 and p95 of the whole ask and of the neural stage. The LSA fit is the
 demo corpus's (64 dimensions), 5 times. Writes bench/results/threads.json and .md with the
 load average before each condition.
@@ -51,7 +51,7 @@ def child(setting: str) -> None:
     for q in questions:  # loads the model
         pipe.run(q)
     ask, neural = [], []
-    for _ in range(5):
+    for _ in range(20):
         for q in questions:
             t0 = time.perf_counter()
             answer = pipe.run(q)
