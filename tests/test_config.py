@@ -192,7 +192,7 @@ def test_an_index_stores_what_was_set_and_what_needs_a_reingest():
     assert stored["bm25"] == {"k1": 1.2}
     assert "answer" not in stored and "gate" not in stored  # defaults: not pinned
     assert stored["chunk"] == Config().to_dict()["chunk"]
-    assert set(stored["lsa"]) == {"dim", "power_iterations", "seed"}
+    assert set(stored["lsa"]) == {"dim", "power_iterations", "seed", "fit_sample"}
 
 
 def test_an_index_built_with_an_embedder_keeps_fusion_under_a_config_file(corpus: Path, tmp_path: Path):

@@ -86,3 +86,17 @@ def test_no_match_is_a_declined_answer_not_an_error(index):
 def test_unknown_retriever(index):
     with pytest.raises(ConfigError, match="unknown retriever"):
         Pipeline(index, index.config.with_overrides(retrieve={"retrievers": ["splade"]}))
+
+
+def test_observing_is_skipped_above_observe_max_chunks_and_the_trace_says_so(index):
+    from glassrag.pipeline import Pipeline
+
+    n = len(index.chunks)
+    at = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": ["lsa"],
+                                               "observe_max_chunks": n})
+    answer = Pipeline(index, at).run("quiet hours")
+    assert [t.name for t in answer.trace if t.kind == "observe"] == ["lsa"]
+    above = at.with_overrides(retrieve={"observe_max_chunks": n - 1})
+    answer = Pipeline(index, above).run("quiet hours")
+    assert not [t for t in answer.trace if t.kind == "observe"]
+    assert any("observe skipped" in note and "lsa not run" in note for note in answer.trace[0].notes)

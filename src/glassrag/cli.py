@@ -67,6 +67,10 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
         err.print(Text.assemble(("skipped ", "yellow"), f"{path}: {reason}"))
     for warning in report.warnings:
         err.print(Text.assemble(("warning ", "yellow"), warning))
+    if report.nothing_changed:
+        out.print(f"index {args.index}: nothing changed ({report.n_unchanged()} documents unchanged, "
+                  "same settings); nothing was written")
+        return EXIT_SOME_FILES_FAILED if report.failed else 0
     if not index.chunks:
         err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
         return EXIT_SOME_FILES_FAILED if report.failed else 1
@@ -81,7 +85,7 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
          else f"{config.chunk.chunker} size={config.chunk.size} overlap={config.chunk.overlap} "
               f"unit={config.chunk.unit}"),
         ("added", len(report.added)), ("changed", len(report.changed)),
-        ("unchanged", len(report.unchanged)), ("removed", len(report.removed)),
+        ("unchanged", report.n_unchanged()), ("removed", len(report.removed)),
         ("failed", len(report.failed)), ("skipped", len(report.skipped)),
         ("warnings", len(report.warnings)),
         *[(f"embedded ({name})", f"{c['embedded']} embedded, {c['from cache']} from the cache")

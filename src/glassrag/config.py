@@ -85,6 +85,10 @@ class LSASettings:
                                     low=0, high=100, reingest=True)
     seed: int = setting(0, "random seed of the SVD (the model is deterministic for a seed)", "fixed",
                         low=0, high=2**32 - 1, reingest=True)
+    fit_sample: int = setting(
+        100_000, "above this many chunks the SVD is fitted on a seeded random sample of this many, "
+        "and every chunk is folded in", "bench/scaling.py: bounds the SVD's memory and time at 1M chunks",
+        low=1, reingest=True)
     cutoff: float | None = setting(None, "drop dense hits whose cosine is below this (left out: keep all)",
                                    "off: no measurement supports a value (the gate declines instead)",
                                    low=-1.0, high=1.0)
@@ -130,6 +134,10 @@ class RetrieveSettings:
     observe: list[str] = setting(["lsa"], "retrievers run and traced beside the others but not fused: "
                                  "shown side by side and measured, without changing the answer",
                                  "measurement M6: observing costs no quality; the trace shows LSA's list")
+    observe_max_chunks: int = setting(
+        200_000, "observed retrievers are skipped (and the trace says so) above this many chunks",
+        "at 1M chunks LSA observed took 18.8 ms a question beside BM25's 13.8 ms; "
+        "it grows with the chunks (bench/scaling.py: 1.7 ms at 50k)", low=0)
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
                          "BEIR convention: R@100", low=1, high=10_000)
 

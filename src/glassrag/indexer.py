@@ -6,12 +6,15 @@ chunks they had; only new and changed files are parsed and chunked again.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 import numpy as np
+import scipy.sparse as sp
 
+from glassrag import threads
 from glassrag.chunk import make_chunker
 from glassrag.chunk.document import DocumentChunker
 from glassrag.config import Config
@@ -42,6 +45,11 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     embedded: dict[str, dict[str, int]] = field(default_factory=dict)  # model -> counts
     quality: dict[str, dict] = field(default_factory=dict)  # doc id -> extraction-quality check
+    nothing_changed: bool = False  # the previous index is returned as it was: nothing to write
+    unchanged_sources: dict[str, int] = field(default_factory=dict)  # BEIR corpus file -> documents
+
+    def n_unchanged(self) -> int:
+        return len(self.unchanged) + sum(self.unchanged_sources.values())
 
 
 Progress = Callable[[str, int, int], None]
@@ -62,6 +70,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                 progress: Progress | None = None,
                 cache_dir: Path | None = None) -> tuple[Index, IngestReport]:
     """Ingest `paths` into a new Index, reusing what `previous` already holds."""
+    threads.configure()  # LSA's QR steps on one BLAS thread (glassrag/threads.py)
     report = IngestReport()
     beir_paths = [p for p in paths if is_beir(p)]
     found = walk([p for p in paths if p not in beir_paths])
@@ -71,12 +80,20 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                            overlap=config.chunk.overlap, unit=config.chunk.unit)
     same_chunking = previous is not None and previous.config.chunk == config.chunk
 
-    documents: dict[str, Document] = dict(previous.documents) if previous else {}
-    old_chunks: dict[str, list[Chunk]] = {}
+    # what changed is decided from the stored content hashes alone; the previous index's
+    # documents and chunks are read only when something did change
+    old_hash: dict[str, str] = {}
+    chunkless: set[str] = set()  # documents of `previous` that gave no chunk
     if previous is not None:
-        for c in previous.chunks:
-            old_chunks.setdefault(c.doc_id, []).append(c)
-    chunks_by_doc: dict[str, list[Chunk]] = dict(old_chunks) if same_chunking else {}
+        hashes = previous.content_hashes()
+        old_hash = hashes.to_dict() if hasattr(hashes, "to_dict") else dict(hashes)
+        chunkless = {d for d in old_hash if previous.chunks_in(d) == 0} if not previous.stored \
+            else set(previous.stored.chunkless)
+    new_docs: dict[str, Document] = {}
+    new_chunks: dict[str, list[Chunk]] = {}
+
+    def unchanged(doc_id: str, content_hash: str) -> bool:
+        return same_chunking and old_hash.get(doc_id) == content_hash and doc_id not in chunkless
 
     ids = document_ids(found.files)
     seen: set[str] = set()
@@ -86,8 +103,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         seen.add(doc_id)
         try:
             data = read_bytes(path, max_bytes) if max_bytes else read_bytes(path)
-            old = documents.get(doc_id)
-            if old is not None and old.content_hash == file_hash(data) and doc_id in chunks_by_doc:
+            if unchanged(doc_id, file_hash(data)):
                 report.unchanged.append(doc_id)
                 continue
             doc, warnings = load_document(path, doc_id, data)
@@ -96,33 +112,55 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             continue
         report.warnings.extend(f"{path}: {w}" for w in warnings)
         report.quality[doc_id] = check_quality(doc)
-        (report.changed if doc_id in documents else report.added).append(doc_id)
-        documents[doc_id] = doc
-        chunks_by_doc[doc_id] = chunker.chunk(doc)
+        (report.changed if doc_id in old_hash or doc_id in new_docs else report.added).append(doc_id)
+        new_docs[doc_id] = doc
+        new_chunks[doc_id] = chunker.chunk(doc)
 
+    sources: dict[str, dict] = dict(previous.sources) if previous is not None else {}
     for folder in beir_paths:  # a BEIR corpus is already cut into passages: one chunk each
+        corpus = str((folder / "corpus.jsonl").resolve())
+        digest = file_digest(folder / "corpus.jsonl")
+        known = previous.sources.get(corpus, {}) if previous is not None else {}
+        if same_chunking and not prune and known.get("sha256") == digest:
+            report.unchanged_sources[corpus] = int(known.get("documents", 0))
+            continue  # the same corpus file: every document in it is unchanged
         whole = DocumentChunker()
+        failed, loaded = False, 0
         for item in load_beir_corpus(folder):
             if isinstance(item, IngestError):
                 report.failed.append(item)
+                failed = True
                 continue
             seen.add(item.id)
-            old = documents.get(item.id)
-            if old is not None and old.content_hash == item.content_hash and item.id in chunks_by_doc:
+            loaded += 1
+            if unchanged(item.id, item.content_hash):
                 report.unchanged.append(item.id)
                 continue
-            (report.changed if item.id in documents else report.added).append(item.id)
-            documents[item.id] = item
-            chunks_by_doc[item.id] = whole.chunk(item)
+            (report.changed if item.id in old_hash or item.id in new_docs else report.added).append(item.id)
+            new_docs[item.id] = item
+            new_chunks[item.id] = whole.chunk(item)
+        sources.pop(corpus, None)
+        if not failed:  # a corpus with bad lines is read again next time, to report them again
+            sources[corpus] = {"sha256": digest, "documents": loaded}
+
+    if previous is not None and not new_docs and (not prune or not _pruned(previous, paths, seen)) \
+            and previous.config.to_dict() == config.to_dict() and sources == previous.sources:
+        report.nothing_changed = True  # nothing to analyse, fit or write
+        return previous, report
+
+    documents: dict[str, Document] = dict(previous.documents.items()) if previous else {}
+    chunks_by_doc: dict[str, list[Chunk]] = {}
+    if previous is not None and same_chunking:
+        for c in previous.chunks:
+            chunks_by_doc.setdefault(c.doc_id, []).append(c)
+    documents.update(new_docs)
+    chunks_by_doc.update(new_chunks)
 
     if prune and previous is not None:
-        roots = [p.resolve() for p in paths]
-        for doc_id, doc in list(documents.items()):
-            src = Path(doc.source.rsplit(":", 1)[0] if doc.format == "beir" else doc.source).resolve()
-            if doc_id not in seen and any(src == r or r in src.parents for r in roots):
-                del documents[doc_id]
-                chunks_by_doc.pop(doc_id, None)
-                report.removed.append(doc_id)
+        for doc_id in _pruned(previous, paths, seen):
+            del documents[doc_id]
+            chunks_by_doc.pop(doc_id, None)
+            report.removed.append(doc_id)
 
     for doc_id, doc in documents.items():  # documents kept from before, re-chunked if needed
         if doc_id not in chunks_by_doc:
@@ -130,23 +168,37 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
 
     chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
-    texts = [indexed_text(documents[c.doc_id], c, config.chunk.context_header) for c in chunks]
-    def analysed() -> Iterator[list[str]]:  # one chunk's tokens at a time: none are kept
-        for n, text in enumerate(texts, 1):
+    header = config.chunk.context_header
+
+    # rows of the previous term counts serve the chunks of unchanged documents: only new and
+    # changed documents' chunks are analysed (same chunk id, document and settings: same tokens)
+    reuse = previous is not None and same_chunking and previous.config.analyze == config.analyze
+    old_rows = previous_rows(previous, chunks, set(new_docs)) if reuse and previous is not None \
+        else np.full(len(chunks), -1, dtype=np.int64)
+    fresh = np.flatnonzero(old_rows < 0)
+
+    def analysed() -> Iterator[list[str]]:  # one chunk's text and tokens at a time: none are kept
+        for n, i in enumerate(fresh.tolist(), 1):
             if progress and n % 500 == 0:
-                progress("analyse", n, len(texts))
-            yield analyzer(text)
+                progress("analyse", n, len(fresh))
+            c = chunks[i]
+            yield analyzer(indexed_text(documents[c.doc_id], c, header))
 
     counts = TermCounts.build(analysed())
+    if previous is not None and fresh.size < len(chunks):
+        counts = merge_counts(previous.counts, old_rows, counts)
     lsa = None
     if "lsa" in config.retrieve.retrievers + config.retrieve.observe and chunks:
         if progress:
             progress("lsa", 0, 1)
-        lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed).fit(counts)
+        lsa = LSA(config.lsa.dim, config.lsa.power_iterations, config.lsa.seed,
+                  config.lsa.fit_sample).fit(counts)
     embeddings = {}
-    for model in config.neural.models:
-        embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir, report,
-                                                         progress)
+    if config.neural.models:
+        texts = [indexed_text(documents[c.doc_id], c, header) for c in chunks]
+        for model in config.neural.models:
+            embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir,
+                                                             report, progress)
     documents = {k: documents[k] for k in sorted(documents)}
     quality = {**(previous.extra.get("quality", {}) if previous else {}), **report.quality}
     quality = {d: quality[d] for d in documents if d in quality}
@@ -163,7 +215,69 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                 "dropped: run glassrag rerank-train and glassrag calibrate again")
     if quality:
         extra["quality"] = quality
-    return Index(config, documents, chunks, counts, lsa, extra, embeddings), report
+    return Index(config, documents, chunks, counts, lsa, extra, embeddings, sources=sources), report
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file, read in 1 MB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def previous_rows(previous: Index, chunks: list[Chunk], changed: set[str]) -> np.ndarray:
+    """For each chunk, its row in `previous` when its document is unchanged, else -1."""
+    out = np.full(len(chunks), -1, dtype=np.int64)
+    position = previous.position
+    for i, c in enumerate(chunks):
+        if c.doc_id not in changed:
+            out[i] = position.get(c.id, -1)
+    return out
+
+
+def merge_counts(old: TermCounts, old_rows: np.ndarray, fresh: TermCounts) -> TermCounts:
+    """Term counts for chunks in order: row i is `old`'s row old_rows[i] where that is ≥ 0,
+    else the next row of `fresh` (the chunks that were analysed). The vocabulary keeps the
+    old order, appends new terms, and drops terms no chunk contains any more."""
+    vocab = dict(old.vocab)
+    for t in fresh.vocab:
+        vocab.setdefault(t, len(vocab))
+    width = len(vocab)
+    keep = np.flatnonzero(old_rows >= 0)
+    new = np.flatnonzero(old_rows < 0)
+    kept = old.tf.tocsr()[old_rows[keep]]
+    kept.resize((kept.shape[0], width))
+    remap = np.array([vocab[t] for t in fresh.vocab], dtype=np.int32)
+    added = fresh.tf.tocsr()
+    added = sp.csr_matrix((added.data, remap[added.indices] if added.nnz else added.indices,
+                           added.indptr), shape=(added.shape[0], width))
+    stacked = sp.vstack([kept, added], format="csr", dtype=np.float32)
+    order = np.empty(len(old_rows), dtype=np.int64)
+    order[keep] = np.arange(keep.size)
+    order[new] = keep.size + np.arange(new.size)
+    tf = stacked[order]
+    used = np.flatnonzero(np.bincount(tf.indices, minlength=width) > 0)
+    terms = sorted(vocab, key=vocab.get)
+    tf = tf[:, used].tocsc()
+    tf.sort_indices()
+    tf.indices = tf.indices.astype(np.int32, copy=False)
+    doc_len = np.empty(len(old_rows), dtype=np.float32)
+    doc_len[keep] = np.asarray(old.doc_len)[old_rows[keep]]
+    doc_len[new] = fresh.doc_len
+    return TermCounts({terms[j]: k for k, j in enumerate(used.tolist())}, tf, doc_len)
+
+
+def _pruned(previous: Index, paths: list[Path], seen: set[str]) -> list[str]:
+    """Documents of `previous` under `paths` that this ingest did not see (gone from disk)."""
+    roots = [p.resolve() for p in paths]
+    out = []
+    for doc_id, doc in previous.documents.items():
+        src = Path(doc.source.rsplit(":", 1)[0] if doc.format == "beir" else doc.source).resolve()
+        if doc_id not in seen and any(src == r or r in src.parents for r in roots):
+            out.append(doc_id)
+    return out
 
 
 def retriever_name(model: str) -> str:

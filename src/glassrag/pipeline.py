@@ -7,10 +7,12 @@ draws and the evaluator reads; nothing is re-run to explain it.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
+from glassrag import threads
 from glassrag.config import Config
 from glassrag.dense.base import normalize_rows
 from glassrag.dense.exact import ExactCosine
@@ -27,7 +29,7 @@ from glassrag.query import Query
 from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
-from glassrag.rerank.versions import MODES, PreferCurrent, superseded
+from glassrag.rerank.versions import MODES, PreferCurrent
 from glassrag.schema import SCORING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.store.base import Index
 
@@ -51,6 +53,7 @@ class Pipeline:
     """Built once per index and configuration; `run(question)` answers one question."""
 
     def __init__(self, index: Index, config: Config | None = None) -> None:
+        threads.configure()
         self.index = index
         self.config = c = config or index.config
         r = c.retrieve
@@ -61,20 +64,25 @@ class Pipeline:
                               f"this index has: {', '.join(available)} (a neural retriever "
                               "exists when the index was built with --embedder)")
         self.observed = [n for n in r.observe if n not in r.retrievers]
+        self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
+        if self.observed and len(index.chunks) > r.observe_max_chunks:
+            self.notes.append(f"observe skipped: {len(index.chunks):,} chunks is more than "
+                              f"retrieve.observe_max_chunks ({r.observe_max_chunks:,}); "
+                              f"{', '.join(self.observed)} not run")
+            self.observed = []
         if "lsa" in r.retrievers + self.observed and index.lsa is None:
             raise ConfigError("the configuration asks for lsa but this index has no LSA model",
                               "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
-        self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b)
-        self.dense = ExactCosine(index.lsa.passage_vectors) if index.lsa is not None else None
+        self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b, index.bm25_weights(c.bm25.k1, c.bm25.b))
+        self._dense: ExactCosine | None = None  # LSA's unit vectors, made on first use
+        self._pool: ThreadPoolExecutor | None = None  # retrievers side by side, made once
         self.neural: dict[str, tuple[Any, Any]] = {}  # name -> (embedder, search), built on first use
         depth = r.depth
         self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
                       else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
-        self.chunk_doc = {ch.id: ch.doc_id for ch in index.chunks}
-        self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
+        self.chunk_doc = ChunkDocs(index)
         self.stages = self._after_retrieval()
         self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, self.scoring_settings())
-        words = {ch.id: len(ch.text.split()) for ch in index.chunks}
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
         if index.config.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
@@ -83,7 +91,7 @@ class Pipeline:
                 f"a context budget of {c.answer.budget_words} words holds no whole chunk: this "
                 f"index's chunks are up to {index.config.chunk.size} words",
                 f"set [answer] budget_words to at least {index.config.chunk.size}")
-        self.budget = Budget(c.answer.budget_words, words.__getitem__)
+        self.budget = Budget(c.answer.budget_words, index.chunk_words)
         reader = index.extra.get("reader") or {}
         self.reader = ExtractiveReader(index.analyzer, float(reader.get("threshold", 0.5)))
         self.generator = None
@@ -92,6 +100,12 @@ class Pipeline:
 
             self.generator = Generator(index, c.generate)
 
+    @property
+    def dense(self) -> ExactCosine | None:
+        if self._dense is None and self.index.lsa is not None:
+            self._dense = ExactCosine(self.index.lsa.passage_vectors)
+        return self._dense
+
     # building ------------------------------------------------------------------------
 
     def _after_retrieval(self) -> list[Stage]:
@@ -99,8 +113,8 @@ class Pipeline:
         stages: list[Stage] = []
         if c.versions.mode not in MODES:
             raise ConfigError(f"unknown versions.mode {c.versions.mode!r}", f"choose one of: {', '.join(MODES)}")
-        if c.versions.mode != "off" and superseded(index.documents):  # only where versions exist
-            stages.append(PreferCurrent(index.documents, self.chunk_doc, c.versions.mode))
+        if c.versions.mode != "off" and index.superseded():  # only where versions exist
+            stages.append(PreferCurrent(None, self.chunk_doc, c.versions.mode, index.superseded()))
         if c.rerank.method not in RERANKERS:
             raise ConfigError(f"unknown rerank.method {c.rerank.method!r}",
                               f"choose one of: {', '.join(RERANKERS)}")
@@ -121,7 +135,7 @@ class Pipeline:
         elif method == "cross-encoder":
             from glassrag.rerank.cross_encoder import CrossEncoderReranker
 
-            stages.append(CrossEncoderReranker(c.rerank.model, {ch.id: ch.text for ch in index.chunks},
+            stages.append(CrossEncoderReranker(c.rerank.model, ChunkTexts(index),
                                                c.rerank.pool, c.rerank.blend))
         if c.mmr.relevance is not None:
             from glassrag.rerank.mmr import MMR, tfidf_rows
@@ -222,8 +236,8 @@ class Pipeline:
         return search.top(sims if vector.any() else sims[:0], self.config.retrieve.depth, cutoff)
 
     def _hits(self, stage: str, idx: Any, scores: Any) -> tuple[Hit, ...]:
-        chunks = self.index.chunks
-        return tuple(Hit(chunks[i].id, float(s), r, stage)
+        chunk_id = self.index.chunk_id
+        return tuple(Hit(chunk_id(i), float(s), r, stage)
                      for r, (i, s) in enumerate(zip(idx.tolist(), scores.tolist()), 1))
 
     def _source(self, name: str, query: Query) -> ScoreSource:
@@ -280,8 +294,10 @@ class Pipeline:
         names = self.config.retrieve.retrievers
         everything = names + self.observed
         if len(everything) > 1:
-            with ThreadPoolExecutor(max_workers=len(everything)) as pool:
-                ran = list(pool.map(lambda n: stages[n](query), everything))
+            if self._pool is None:  # one pool for the pipeline's life, not one per question
+                self._pool = ThreadPoolExecutor(max_workers=len(everything),
+                                                thread_name_prefix="glassrag-retrieve")
+            ran = list(self._pool.map(lambda n: stages[n](query), everything))
         else:
             ran = [stages[names[0]](query)]
         retrieved = ran[: len(names)]
@@ -368,6 +384,29 @@ class Pipeline:
             marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze))
         return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
                        text[start:end], start, marks)
+
+
+class ChunkDocs(Mapping[str, str]):
+    """chunk id -> document id, looked up when asked (no per-chunk map is built)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def __getitem__(self, chunk_id: str) -> str:
+        return self.index.chunk(chunk_id).doc_id
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index.position)
+
+    def __len__(self) -> int:
+        return len(self.index.chunks)
+
+
+class ChunkTexts(ChunkDocs):
+    """chunk id -> its text, read when asked."""
+
+    def __getitem__(self, chunk_id: str) -> str:  # type: ignore[override]
+        return self.index.chunk(chunk_id).text
 
 
 def _ms(t0: float) -> float:

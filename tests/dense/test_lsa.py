@@ -71,3 +71,23 @@ def test_cutoff_removes_and_counts():
     idx, scores, removed = search.search(np.array([1.0, 0.0]), 3, cutoff=0.5)
     assert idx.tolist() == [0, 1] and removed == 1
     np.testing.assert_allclose(scores, [1.0, 0.6], rtol=1e-6)
+
+
+def test_fit_on_a_sample_folds_every_passage_in():
+    from glassrag.dense.lsa import LSA
+    from glassrag.lexical.bm25 import TermCounts
+
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    docs = [list(rng.choice(words, size=12)) for _ in range(60)]
+    counts = TermCounts.build(docs)
+    full = LSA(4, seed=1).fit(counts)
+    assert full.fitted_on == 60 and "fitted_on" in full.params()
+    same = LSA(4, seed=1, fit_sample=60).fit(counts)  # a sample as large as the corpus: no sample
+    np.testing.assert_array_equal(same.passage_vectors, full.passage_vectors)
+    part = LSA(4, seed=1, fit_sample=20).fit(counts)
+    assert part.fitted_on == 20 and part.params()["fit_sample"] == 20
+    assert part.passage_vectors.shape == (60, 4)
+    # every passage vector is the fold-in v = x U_k S_k⁻¹ of its TF-IDF row
+    x = part._weigh(counts.tf.tocsr())
+    np.testing.assert_allclose(part.passage_vectors, x @ part.term_vectors, rtol=1e-5, atol=1e-6)

@@ -73,3 +73,16 @@ def test_auto_uses_a_trained_reranker_only(index):
     pipe = Pipeline(index, index.config.with_overrides(rerank={"method": "auto"}))
     assert not [s for s in pipe.stages if s.kind == "rerank"]
     assert "no reranker trained" in pipe.run("tilt").stage("analyze").notes[-1]
+
+
+def test_coverage_from_the_term_counts_equals_the_share_of_analysed_chunk_terms(index):
+    """Without context headers (the default) a chunk's row of the term counts holds exactly
+    the terms of its analysed text, so the column lookup gives the old per-chunk sets' value."""
+    assert not index.config.chunk.context_header
+    pipe = Pipeline(index)
+    maker = FeatureMaker(index, pipe.bm25)
+    rows = np.arange(len(index.chunks))
+    for question in ("What does E-4107 mean?", "battery tripod level", "daily allowance zebra"):
+        stems = set(index.analyzer(question))
+        expected = [len(stems & set(index.analyzer(c.text))) / len(stems) for c in index.chunks]
+        np.testing.assert_allclose(maker.coverage(stems, rows), expected)

@@ -138,6 +138,9 @@ class SentenceEmbedder:
         dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") \
             else model.get_sentence_embedding_dimension()
         out = np.zeros((len(texts), dim), dtype=np.float32)
+        from glassrag import threads
+
+        threads.torch_threads(threads.cores())  # a corpus in batches: every core helps
         order = np.argsort([-len(t) for t in texts], kind="stable")
         started = time.perf_counter()
         step = self.batch_size * 8
@@ -149,8 +152,13 @@ class SentenceEmbedder:
             if progress:
                 done = min(begin + step, len(order))
                 progress(done, len(order), done / max(time.perf_counter() - started, 1e-9))
+        threads.torch_threads(threads.QUERY_THREADS)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.load().encode([self.query_instruction + text], normalize_embeddings=True,
+        from glassrag import threads
+
+        model = self.load()
+        threads.torch_threads(threads.QUERY_THREADS)  # see glassrag/threads.py
+        return model.encode([self.query_instruction + text], normalize_embeddings=True,
                                   show_progress_bar=False, convert_to_numpy=True)[0].astype(np.float32)

@@ -15,6 +15,7 @@ Defaults k1 = 0.9, b = 0.4 are Pyserini's BEIR settings (Thakur et al. 2021).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from array import array
 from typing import Any, Iterable
 
 import numpy as np
@@ -31,32 +32,68 @@ class TermCounts:
     doc_len: np.ndarray
 
     @classmethod
-    def build(cls, token_lists: Iterable[list[str]]) -> "TermCounts":
-        """Counts from analysed documents, read one at a time: each document's tokens
-        become (term, count) arrays at once, so memory holds counts, not tokens."""
+    def build(cls, token_lists: Iterable[list[str]], block: int = 20_000) -> "TermCounts":
+        """Counts from analysed documents, read one at a time. Term ids go into one flat
+        int32 buffer; every `block` documents the buffer becomes a CSR block (duplicates
+        summed), so memory holds about one block of tokens plus the counts, never a
+        Python object per document."""
         vocab: dict[str, int] = {}
-        terms: list[np.ndarray] = []
-        counts: list[np.ndarray] = []
-        per_doc: list[int] = []  # distinct terms of each document
-        lengths: list[int] = []
+        blocks: list[sp.csr_matrix] = []
+        ids = array("i")
+        lengths = array("i")
+        start = 0  # first document of the current block
+
+        def flush() -> None:
+            nonlocal ids, start
+            n = len(lengths) - start
+            if n == 0:
+                return
+            cols = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.empty(0, np.int32)
+            rows = np.repeat(np.arange(n, dtype=np.int32), np.frombuffer(lengths, np.int32)[start:])
+            m = sp.coo_matrix((np.ones(cols.size, dtype=np.float32), (rows, cols)),
+                              shape=(n, len(vocab))).tocsr()
+            m.sum_duplicates()
+            blocks.append(m)
+            ids = array("i")
+            start = len(lengths)
+
         for tokens in token_lists:
-            ids = np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), dtype=np.int64,
-                              count=len(tokens))
-            uniq, n = np.unique(ids, return_counts=True)
-            terms.append(uniq)
-            counts.append(n.astype(np.float32))
-            per_doc.append(len(uniq))
-            lengths.append(len(ids))
-        n_docs = len(lengths)
-        indptr = np.zeros(n_docs + 1, dtype=np.int64)
-        np.cumsum(per_doc, out=indptr[1:])
-        tf = sp.csr_matrix(
-            (np.concatenate(counts) if counts else np.empty(0, dtype=np.float32),
-             np.concatenate(terms) if terms else np.empty(0, dtype=np.int64), indptr),
-            shape=(n_docs, len(vocab)),
-        ).tocsc()
-        tf.sort_indices()
-        return cls(vocab, tf, np.asarray(lengths, dtype=np.float32))
+            ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
+            lengths.append(len(tokens))
+            if len(lengths) - start >= block:
+                flush()
+        flush()
+        return cls(vocab, csc_from_row_blocks(blocks, len(vocab)),
+                   np.frombuffer(lengths, np.int32).astype(np.float32))
+
+
+def csc_from_row_blocks(blocks: list[sp.csr_matrix], width: int) -> sp.csc_matrix:
+    """Stack CSR row blocks into one CSC matrix (rows sorted within each column), writing
+    each block's entries straight into their final places and letting the block go: the
+    peak is the blocks plus the result, not the three copies of vstack and tocsc."""
+    n_rows = sum(m.shape[0] for m in blocks)
+    col_counts = np.zeros(width, dtype=np.int64)
+    for m in blocks:
+        col_counts += np.bincount(m.indices, minlength=width)
+    indptr = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(col_counts, out=indptr[1:])
+    data = np.empty(int(indptr[-1]), dtype=np.float32)
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    cursor = indptr[:-1].copy()
+    offset = 0
+    while blocks:
+        m = blocks.pop(0)
+        rows = np.repeat(np.arange(offset, offset + m.shape[0], dtype=np.int32), np.diff(m.indptr))
+        order = np.argsort(m.indices, kind="stable")  # by column; rows stay in order
+        cols = m.indices[order]
+        counts = np.bincount(cols, minlength=width)
+        first = np.cumsum(counts) - counts
+        pos = cursor[cols] + (np.arange(cols.size) - first[cols])
+        data[pos] = m.data[order]
+        indices[pos] = rows[order]
+        cursor += counts
+        offset += m.shape[0]
+    return sp.csc_matrix((data, indices, indptr), shape=(n_rows, width))
 
 
 def idf_lucene(n_docs: int, doc_freq: np.ndarray) -> np.ndarray:
@@ -70,27 +107,56 @@ def term_weight(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float,
     return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc_len / avgdl))
 
 
-class BM25:
-    """Scores queries against TermCounts with parameters k1 and b."""
+def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
+    """IDF(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl)) for every stored
+    count, in the order of `counts.tf.data` (float32): what a query sums. Ingest stores these
+    for the configured k1 and b, so an index opens without computing them."""
+    tf = counts.tf
+    n_docs = tf.shape[0]
+    avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
+    idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+    out = np.empty(tf.data.size, dtype=np.float32)
+    indptr = np.asarray(tf.indptr)
+    step = 1 << 22  # about this many entries a slice: no float64 copy of every count
+    lo = 0
+    while lo < tf.shape[1]:
+        hi = int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1
+        hi = min(max(hi, lo + 1), tf.shape[1])  # at least one column a slice
+        s, e = int(indptr[lo]), int(indptr[hi])
+        term = np.repeat(np.arange(lo, hi, dtype=np.int32), np.diff(indptr[lo:hi + 1]))
+        w = term_weight(np.asarray(tf.data[s:e], dtype=np.float64), counts.doc_len[tf.indices[s:e]],
+                        max(avgdl, 1e-9), k1, b)
+        out[s:e] = w * idf[term]
+        lo = hi
+    return out
 
-    def __init__(self, counts: TermCounts, k1: float = 0.9, b: float = 0.4) -> None:
+
+class ColumnScores:
+    """BM25 contributions as compressed columns: term t's chunks are `indices[indptr[t]:
+    indptr[t+1]]` (sorted) and their scores the same slice of `data`. Plain arrays, so
+    they can be memory-mapped from the index folder."""
+
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                 shape: tuple[int, int]) -> None:
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+
+
+class BM25:
+    """Scores queries against TermCounts with parameters k1 and b. `weights`, when given,
+    are `bm25_weights(counts, k1, b)` as ingest stored them."""
+
+    def __init__(self, counts: TermCounts, k1: float = 0.9, b: float = 0.4,
+                 weights: np.ndarray | None = None) -> None:
         self.counts = counts
         self.k1 = float(k1)
         self.b = float(b)
         tf = counts.tf
         n_docs = tf.shape[0]
         self.avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
-        doc_freq = np.diff(tf.indptr).astype(np.float64)
-        self.idf = idf_lucene(n_docs, doc_freq)
-        # each stored count becomes its contribution; CSC keeps a term's documents together
-        lengths = counts.doc_len[tf.indices]
-        weights = term_weight(tf.data.astype(np.float64), lengths, max(self.avgdl, 1e-9), k1, b)
-        term_of_entry = np.repeat(np.arange(tf.shape[1]), np.diff(tf.indptr))
-        self.scores = sp.csc_matrix(
-            ((weights * self.idf[term_of_entry]).astype(np.float32), tf.indices, tf.indptr),
-            shape=tf.shape,
-        )
-        self.scores.sort_indices()  # a term's documents in order: lookups use searchsorted
+        self.idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+        if weights is None:
+            weights = bm25_weights(counts, self.k1, self.b)
+        self.scores = ColumnScores(tf.indptr, tf.indices, weights, tf.shape)
 
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b}
@@ -102,12 +168,21 @@ class BM25:
     def score_all(self, tokens: list[str]) -> np.ndarray:
         """BM25 of every document for one analysed query (float32, one per document)."""
         n_docs = self.scores.shape[0]
+        out = np.zeros(n_docs, dtype=np.float32)
+        indptr, indices, data = self.scores.indptr, self.scores.indices, self.scores.data
         ids = self.term_ids(tokens)
         if not ids:
-            return np.zeros(n_docs, dtype=np.float32)
-        indptr, indices, data = self.scores.indptr, self.scores.indices, self.scores.data
-        pos = np.concatenate([np.arange(indptr[t], indptr[t + 1]) for t in ids])
-        return np.bincount(indices[pos], weights=data[pos], minlength=n_docs).astype(np.float32)
+            return out
+        # a term's chunks are distinct, so a plain += is exact; the longest column is
+        # assigned rather than added (no read of the zeros it replaces)
+        longest = max(range(len(ids)), key=lambda j: indptr[ids[j] + 1] - indptr[ids[j]])
+        t = ids[longest]
+        out[indices[indptr[t]:indptr[t + 1]]] = data[indptr[t]:indptr[t + 1]]
+        for j, t in enumerate(ids):
+            if j != longest:
+                a, b = indptr[t], indptr[t + 1]
+                out[indices[a:b]] += data[a:b]
+        return out
 
     def search(self, tokens: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Indices and scores of the top k documents with a score above zero, best first."""
@@ -150,13 +225,34 @@ class BM25:
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top k positive scores, best first; ties broken by lower index (stable)."""
-    positive = np.flatnonzero(scores > 0)
-    if positive.size == 0 or k <= 0:
+    """Top k positive scores, best first; ties broken by lower index.
+
+    Exact, and cheap on a million chunks: a threshold t is read off a strided sample
+    (its r-th largest value, r sized so that about 3k chunks should reach it); when at
+    least k chunks score ≥ t, the k-th largest score is ≥ t, so the top k are among them
+    and only those few are sorted. Otherwise (rare: few positives, skewed samples) every
+    positive score is partitioned."""
+    if k <= 0 or scores.size == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    if positive.size > k:
-        part = np.argpartition(-scores[positive], k - 1)[:k]
-        positive = positive[part]
-    order = np.lexsort((positive, -scores[positive]))
-    chosen = positive[order]
+    candidates = None
+    step = scores.size // SAMPLE
+    if step >= 2 and k * 4 < scores.size:
+        sample = scores[::step]
+        r = min(sample.size, 3 * k // step + 2)
+        t = np.partition(sample, sample.size - r)[sample.size - r]
+        if t > 0:
+            above = np.flatnonzero(scores >= t)
+            if above.size >= k:
+                candidates = above
+    if candidates is None:
+        candidates = np.flatnonzero(scores > 0)
+    if candidates.size > k:
+        part = np.argpartition(-scores[candidates], k - 1)[:k]
+        kth = scores[candidates[part]].min()
+        candidates = candidates[scores[candidates] >= kth]  # every tie at the k-th score
+    order = np.lexsort((candidates, -scores[candidates]))[:k]
+    chosen = candidates[order]
     return chosen, scores[chosen]
+
+
+SAMPLE = 20_000  # sample size of top_k's threshold

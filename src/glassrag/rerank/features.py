@@ -4,7 +4,7 @@
 |---|---|
 | bm25 | BM25 score of the chunk for the question |
 | bm25_ratio | that score divided by the best BM25 score among the candidates (scores are not comparable across questions; ratios are) |
-| coverage | share of the question's terms that occur in the chunk |
+| coverage | share of the question's terms that occur in the chunk (its row of the term counts: the indexed text, which with `context_header` includes the title and headings) |
 | dense | cosine of question and chunk in the LSA space (0 without LSA) |
 | inv_rank | 1 / rank in the list the reranker receives |
 | identifier | share of the question's identifiers (E-4107, TX-200) that the chunk contains |
@@ -16,60 +16,72 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any, Sequence
 
 import numpy as np
 
 from glassrag.query import Query
-from glassrag.rerank.versions import superseded
 from glassrag.schema import Hit
-from glassrag.store.base import Index
+from glassrag.store.base import Index, parse_date
 
 FEATURES = ("bm25", "bm25_ratio", "coverage", "dense", "inv_rank", "identifier", "heading", "age",
             "superseded", "position")
-
-
-def _date(value: Any) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(str(value)[:10])
-    except ValueError:
-        return None
+CACHE_CHUNKS = 10_000  # chunks whose per-chunk facts are kept between questions (small: ~1 KB each)
 
 
 class FeatureMaker:
-    """Computes FEATURES for candidates; per-chunk constants are prepared once per index."""
+    """Computes FEATURES for candidates. Nothing is prepared per chunk when it is built, so
+    building one costs nothing however large the index: coverage is read from the term
+    counts' columns, a chunk's heading terms and document facts are computed the first
+    time it is a candidate (and kept, up to CACHE_CHUNKS chunks), and its words are
+    analysed only for a question that names an identifier."""
 
     def __init__(self, index: Index, bm25: Any) -> None:
         self.index = index
         self.bm25 = bm25
-        analyzer = index.analyzer
-        dates = {d.id: _date(d.metadata.get("date")) for d in index.documents.values()}
-        newest = max((d for d in dates.values() if d), default=None)
-        old = superseded(index.documents)
-        counts: dict[str, int] = {}
-        for c in index.chunks:
-            counts[c.doc_id] = counts.get(c.doc_id, 0) + 1
-        n = len(index.chunks)
-        self.age = np.zeros(n)
-        self.superseded = np.zeros(n)
-        self.position = np.zeros(n)
-        self.heading_terms: list[set[str]] = []
-        self.terms: list[set[str]] = []
-        self.stems: list[set[str]] = []
-        for i, c in enumerate(index.chunks):
+        self.newest = index.newest_date()
+        self.old = index.superseded()
+        self._cache: dict[int, tuple[float, float, float, set[str]]] = {}
+
+    def chunk_facts(self, row: int) -> tuple[float, float, float, set[str]]:
+        """(age, superseded, position, heading terms) of chunk `row`."""
+        got = self._cache.get(row)
+        if got is None:
+            index, analyzer = self.index, self.index.analyzer
+            c = index.chunks[row]
             doc = index.documents[c.doc_id]
-            if newest and dates[c.doc_id]:
-                self.age[i] = (newest - dates[c.doc_id]).days / 365.25
-            self.superseded[i] = float(c.doc_id in old)
-            self.position[i] = c.position / max(counts[c.doc_id] - 1, 1)
-            self.heading_terms.append(set(analyzer(" ".join([doc.title, *c.heading_path]))))
-            self.terms.append(set(analyzer.words(c.text)))
-            self.stems.append(set(analyzer(c.text)))
+            date = parse_date(doc.metadata.get("date")) if doc.metadata.get("date") else None
+            age = (self.newest - date).days / 365.25 if self.newest and date else 0.0
+            got = (age, float(c.doc_id in self.old), c.position / max(index.chunks_in(c.doc_id) - 1, 1),
+                   set(analyzer(" ".join([doc.title, *c.heading_path]))))
+            if len(self._cache) >= CACHE_CHUNKS:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[row] = got
+        return got
+
+    def coverage(self, stems: set[str], rows: np.ndarray) -> np.ndarray:
+        """|question terms ∩ chunk terms| / |question terms| for each row, by a binary search
+        of the rows in each question term's column of the term counts."""
+        if not stems or rows.size == 0:
+            return np.zeros(rows.size)
+        tf = self.index.counts.tf
+        vocab = self.index.counts.vocab
+        found = np.zeros(rows.size)
+        for term in stems:
+            t = vocab.get(term)
+            if t is None:
+                continue
+            column = tf.indices[tf.indptr[t]:tf.indptr[t + 1]]
+            if column.size == 0:
+                continue
+            at = np.minimum(np.searchsorted(column, rows), column.size - 1)
+            found += column[at] == rows
+        return found / len(stems)
 
     def matrix(self, query: Query, hits: Sequence[Hit]) -> np.ndarray:
         """(len(hits), len(FEATURES)) feature rows, in FEATURES order."""
         idx = np.array([self.index.position[h.chunk_id] for h in hits], dtype=np.int64)
+        facts = [self.chunk_facts(int(i)) for i in idx]
         bm25 = query.bm25_scores(self.bm25)[idx]
         dense = np.zeros(len(idx))
         lsa = self.index.lsa
@@ -77,17 +89,23 @@ class FeatureMaker:
             q = query.dense_vector("lsa", lambda: lsa.embed_tokens(query.tokens))
             norm = np.linalg.norm(q)
             if norm > 0:
-                vecs = lsa.passage_vectors[idx]
+                vecs = np.asarray(lsa.passage_vectors[idx])
                 dense = vecs @ q / (np.linalg.norm(vecs, axis=1) * norm + 1e-12)
-        words = self.index.analyzer.words(query.question)
+        analyzer = self.index.analyzer
+        words = analyzer.words(query.question)
         identifiers = {w for w in words if any(ch.isdigit() for ch in w) and any(ch in "-./" for ch in w)}
         stems = set(query.tokens)
-        ident = np.array([len(identifiers & self.terms[i]) / len(identifiers) if identifiers else 0.0
-                          for i in idx])
-        heading = np.array([len(stems & self.heading_terms[i]) / len(stems) if stems else 0.0
-                            for i in idx])
+        if identifiers:  # only such a question needs the candidates' words
+            chunks = self.index.chunks
+            ident = np.array([len(identifiers & set(analyzer.words(chunks[int(i)].text))) / len(identifiers)
+                              for i in idx])
+        else:
+            ident = np.zeros(len(idx))
+        heading = np.array([len(stems & f[3]) / len(stems) if stems else 0.0 for f in facts])
         inv_rank = 1.0 / np.array([h.rank for h in hits], dtype=np.float64)
         ratio = bm25 / bm25.max() if bm25.size and bm25.max() > 0 else np.zeros(len(idx))
-        cover = np.array([len(stems & self.stems[i]) / len(stems) if stems else 0.0 for i in idx])
-        return np.column_stack([bm25, ratio, cover, dense, inv_rank, ident, heading, self.age[idx],
-                                self.superseded[idx], self.position[idx]])
+        cover = self.coverage(stems, idx)
+        column = (lambda k: np.array([f[k] for f in facts], dtype=np.float64)) if facts \
+            else (lambda k: np.zeros(0))
+        return np.column_stack([bm25, ratio, cover, dense, inv_rank, ident, heading, column(0),
+                                column(1), column(2)])

@@ -32,10 +32,12 @@ class PreferCurrent:
     name = "versions"
     kind = "versions"
 
-    def __init__(self, documents: Mapping[str, Document], chunk_doc: Mapping[str, str],
-                 mode: str = "demote") -> None:
+    def __init__(self, documents: Mapping[str, Document] | None, chunk_doc: Mapping[str, str],
+                 mode: str = "demote", old: Mapping[str, str] | None = None) -> None:
+        """`old` is `superseded(documents)` when the caller has it already (a stored index
+        keeps it), so the documents are not read again."""
         self.mode = mode
-        self.old = superseded(documents)
+        self.old = dict(old) if old is not None else superseded(documents or {})
         self.chunk_doc = chunk_doc
 
     def params(self) -> dict[str, Any]:

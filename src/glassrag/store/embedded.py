@@ -2,8 +2,8 @@
 
     DIR/CURRENT              names the live generation (replaced atomically)
     DIR/gen-<id>/manifest.json   format version, glassrag version, settings, counts
-    DIR/gen-<id>/documents.jsonl, chunks.jsonl
-    DIR/gen-<id>/lexical/{vocab.json, tf.npz, doc_len.npy}
+    DIR/gen-<id>/texts.bin, documents.jsonl, chunks.jsonl and their offsets (store/tables.py)
+    DIR/gen-<id>/lexical/{vocab.json, tf_*.npy, doc_len.npy, bm25.npy}
     DIR/gen-<id>/lsa/{params.json, *.npy}
     DIR/gen-<id>/neural/<name>/{params.json, vectors.npy}
     DIR/cache/embeddings/...     the embedding cache (glassrag/dense/cache.py)
@@ -14,7 +14,10 @@ swaps CURRENT with os.replace; a crash at any point leaves the previous index re
 Writers hold DIR/.writer.lock (glassrag/store/lock.py), so one writes at a time and the
 leftovers a write removes are never another writer's; a store that read a generation
 refuses to write over a newer one (another writer's documents would be lost).
-No pickle anywhere: arrays are .npy/.npz read with allow_pickle=False.
+No pickle anywhere: arrays are .npy read with allow_pickle=False, memory-mapped, so an
+index opens without reading its arrays (docs/index-format.md). A write of an index that
+was read from a generation (rerank-train, calibrate) hard-links the parts it did not
+change instead of rewriting them.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 import uuid
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,10 +38,10 @@ from glassrag import __version__
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.errors import StoreError
-from glassrag.lexical.bm25 import TermCounts
-from glassrag.schema import Chunk, Document
-from glassrag.store.base import FORMAT_VERSION, Embedded, Index
+from glassrag.lexical.bm25 import TermCounts, bm25_weights
+from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Stored
 from glassrag.store.lock import LOCK_FILE, WriterLock
+from glassrag.store.tables import ChunkTable, DocumentTable, load_array, write_tables
 
 POINTER = "CURRENT"
 OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
@@ -120,25 +123,31 @@ class EmbeddedStore:
             shutil.rmtree(self.path / old, ignore_errors=True)
 
     def _write_generation(self, folder: Path, index: Index) -> None:
-        manifest = {
-            "format_version": FORMAT_VERSION,
-            "glassrag_version": __version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            # what was set explicitly and what needs a re-ingest; the rest follows the defaults
-            "config": index.config.stored(),
-            "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
-                       "terms": len(index.counts.vocab)},
-            "extra": index.extra,
-        }
-        _write_jsonl(folder / "documents.jsonl", (d.to_dict() for d in index.documents.values()))
-        _write_jsonl(folder / "chunks.jsonl", (c.to_dict() for c in index.chunks))
+        source = index.stored.folder if index.stored is not None else None
+        k1, b = index.config.bm25.k1, index.config.bm25.b
+        same_tables = source is not None and getattr(index.chunks, "folder", None) == source \
+            and getattr(index.documents, "folder", None) == source
+        if same_tables:
+            assert source is not None
+            _link(source, folder, TABLE_FILES)
+            stored = index.stored
+            assert stored is not None
+            facts = {"superseded": stored.superseded, "newest_date": stored.newest_date}
+        else:
+            facts = write_tables(folder, index.documents, index.chunks)
         lex = folder / "lexical"
         lex.mkdir()
-        _write_json(lex / "vocab.json", sorted(index.counts.vocab, key=index.counts.vocab.get))
-        tf = index.counts.tf
-        np.savez(lex / "tf.npz", data=tf.data, indices=tf.indices, indptr=tf.indptr,
-                 shape=np.asarray(tf.shape))
-        np.save(lex / "doc_len.npy", index.counts.doc_len)
+        if source is not None and index.stored is not None and index.counts is index.stored.counts:
+            _link(source / "lexical", lex, LEXICAL_FILES)
+        else:
+            _write_json(lex / "vocab.json", sorted(index.counts.vocab, key=index.counts.vocab.get))
+            tf = index.counts.tf
+            np.save(lex / "tf_data.npy", np.asarray(tf.data, dtype=np.float32))
+            np.save(lex / "tf_indices.npy", np.asarray(tf.indices, dtype=np.int32))
+            np.save(lex / "tf_indptr.npy", np.asarray(tf.indptr, dtype=np.int64))
+            np.save(lex / "doc_len.npy", np.asarray(index.counts.doc_len, dtype=np.float32))
+        weights = index.bm25_weights(k1, b)
+        np.save(lex / "bm25.npy", weights if weights is not None else bm25_weights(index.counts, k1, b))
         if index.lsa is not None:
             lsa = folder / "lsa"
             lsa.mkdir()
@@ -149,7 +158,19 @@ class EmbeddedStore:
             folder_n = folder / "neural" / name
             folder_n.mkdir(parents=True)
             _write_json(folder_n / "params.json", emb.params)
-            np.save(folder_n / "vectors.npy", emb.vectors.astype(np.float32))
+            np.save(folder_n / "vectors.npy", np.asarray(emb.vectors, dtype=np.float32))
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "glassrag_version": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            # what was set explicitly and what needs a re-ingest; the rest follows the defaults
+            "config": index.config.stored(),
+            "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
+                       "terms": len(index.counts.vocab)},
+            "stored": {**facts, "bm25": {"k1": float(k1), "b": float(b)}},
+            "sources": index.sources,
+            "extra": index.extra,
+        }
         # the manifest is written last: a generation without one is incomplete
         _write_json(folder / "manifest.json", manifest)
 
@@ -196,26 +217,70 @@ class EmbeddedStore:
 
     def _read_generation(self, folder: Path, manifest: dict[str, Any]) -> Index:
         config = Config.from_dict(manifest["config"], origin=str(folder / "manifest.json"), layer="index")
-        documents = {d["id"]: Document.from_dict(d) for d in _read_jsonl(folder / "documents.jsonl")}
-        chunks = [Chunk.from_dict(c) for c in _read_jsonl(folder / "chunks.jsonl")]
+        documents = DocumentTable(folder)
+        chunks = ChunkTable(folder)
         lex = folder / "lexical"
         terms = json.loads((lex / "vocab.json").read_text(encoding="utf-8"))
-        vocab = {t: i for i, t in enumerate(terms)}
-        with np.load(lex / "tf.npz", allow_pickle=False) as z:
-            tf = sp.csc_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
-        counts = TermCounts(vocab, tf, np.load(lex / "doc_len.npy", allow_pickle=False))
+        vocab = dict(zip(terms, range(len(terms))))
+        doc_len = load_array(lex / "doc_len.npy")
+        tf = sp.csc_matrix((load_array(lex / "tf_data.npy"), load_array(lex / "tf_indices.npy"),
+                            load_array(lex / "tf_indptr.npy")), shape=(len(doc_len), len(terms)))
+        counts = TermCounts(vocab, tf, doc_len)
+        facts = manifest.get("stored", {})
+        params = facts.get("bm25", {})
+        doc_chunks = load_array(folder / "doc_chunks.npy")
+        chunkless = [bytes(documents.sorted_ids[r]).decode("utf-8")
+                     for r in np.flatnonzero(np.asarray(doc_chunks) == 0).tolist()]
+        stored = Stored(
+            bm25=(float(params["k1"]), float(params["b"]), load_array(lex / "bm25.npy")) if params else None,
+            superseded=dict(facts.get("superseded", {})), newest_date=facts.get("newest_date"),
+            doc_chunks=_DocChunks(documents, doc_chunks),
+            content_hashes=documents.content_hashes(), chunkless=chunkless,
+            folder=folder, counts=counts)
         lsa = None
         if (folder / "lsa").is_dir():
             params = json.loads((folder / "lsa" / "params.json").read_text(encoding="utf-8"))
-            arrays = {p.stem: np.load(p, allow_pickle=False) for p in (folder / "lsa").glob("*.npy")}
+            arrays = {p.stem: load_array(p) for p in (folder / "lsa").glob("*.npy")}
             lsa = LSA.from_arrays(params, vocab, arrays)
         embeddings = {}
         if (folder / "neural").is_dir():
             for sub in sorted((folder / "neural").iterdir()):
                 params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
-                embeddings[sub.name] = Embedded(sub.name, params,
-                                                np.load(sub / "vectors.npy", allow_pickle=False))
-        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings)
+                embeddings[sub.name] = Embedded(sub.name, params, load_array(sub / "vectors.npy"))
+        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings,
+                     stored, dict(manifest.get("sources", {})))
+
+
+class _DocChunks(Mapping[str, int]):
+    """document id -> its number of chunks, from doc_chunks.npy (one per document row)."""
+
+    def __init__(self, documents: DocumentTable, counts: np.ndarray) -> None:
+        self.documents, self.counts = documents, counts
+
+    def __getitem__(self, doc_id: str) -> int:
+        return int(self.counts[self.documents.rows[doc_id]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.documents)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+
+TABLE_FILES = ("texts.bin", "documents.jsonl", "chunks.jsonl", "doc_offsets.npy", "doc_text.npy",
+               "doc_ids.npy", "doc_chunks.npy", "doc_hashes.npy", "chunk_offsets.npy", "chunk_text.npy", "chunk_words.npy", "chunk_ids.npy",
+               "chunk_ids_sorted.npy", "chunk_ids_order.npy")
+LEXICAL_FILES = ("vocab.json", "tf_data.npy", "tf_indices.npy", "tf_indptr.npy", "doc_len.npy")
+
+
+def _link(source: Path, target: Path, names: Iterable[str]) -> None:
+    """Hard-link unchanged files of the previous generation (a copy where links fail):
+    a generation's files are never changed after it is written."""
+    for name in names:
+        try:
+            os.link(source / name, target / name)
+        except OSError:
+            shutil.copyfile(source / name, target / name)
 
 
 def _is_own(name: str) -> bool:
@@ -226,17 +291,6 @@ def _is_own(name: str) -> bool:
 
 def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-
-
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def _fsync(path: Path) -> None:

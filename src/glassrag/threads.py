@@ -1,0 +1,51 @@
+"""Threads sized for the machine, set once per process.
+
+One question's work is small: a BM25 sum over a few columns, a 64-dimension product per
+chunk, one MiniLM encoding of a dozen tokens. Splitting it over threads gains little on an
+idle machine and loses badly on a busy one: on 2 cores with one busy-loop process beside
+it, a MiniLM query encoded in 484–504 ms with torch's default threads against 14–26 ms with
+one, and LSA's QR steps took ~1 s each instead of milliseconds (issue 18; re-measured by
+bench/threads.py). So BLAS and torch run one thread per operation for questions, and
+parallelism comes from running the retrievers side by side in one pool made once per
+pipeline. Batch work (embedding a corpus at ingest) uses every core it is given.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+QUERY_THREADS = 1
+_configured = False
+_limits: Any = None  # threadpoolctl's limiter, kept so its limit stays in force
+
+
+def cores() -> int:
+    """Cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def configure() -> None:
+    """BLAS (OpenBLAS, MKL) to QUERY_THREADS threads, once per process; torch is set when
+    it is loaded (`torch_for_queries`). Idempotent."""
+    global _configured, _limits
+    if _configured:
+        return
+    _configured = True
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return
+    _limits = ThreadpoolController().limit(limits=QUERY_THREADS, user_api="blas")
+
+
+def torch_threads(n: int) -> None:
+    """Set torch's intra-op threads (a no-op where torch is not loaded)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() != n:
+        torch.set_num_threads(n)
