@@ -1,25 +1,20 @@
 """Chunking is linear in the document's length (issue 13.2): `locate()` counted line breaks
 from offset 0 for every chunk, `sentence_spans` copied the rest of the section for every
 line, and a chunk's section was searched among all sections. The rewrites must give the
-same answers as the old code (kept here as the reference) and scale linearly."""
+same answers as the old code (kept here as the reference). That they scale linearly is a
+speed, measured by bench/ingest_scaling.py, not asserted in a test."""
 
 from __future__ import annotations
 
 import re
-import sys
-import time
-from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from glassrag.chunk import make_chunker
 from glassrag.chunk.base import Locator
 from glassrag.chunk.units import sentence_spans
 from glassrag.schema import Document, Section
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from ingest_scaling import make_text  # noqa: E402
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\|)")
@@ -101,44 +96,6 @@ def test_locator_agrees_with_the_reference(case: tuple[Document, list[tuple[int,
     where = Locator(doc)
     for a, b in spans:
         assert where.at(a, b) == reference_locate(doc, a, b)
-
-
-def best_seconds(fn, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def growth(make_doc, chunker: str) -> float:
-    """Time to chunk a 1 MB document over time for 256 KB: about 4 when linear, 16 when
-    quadratic (before the fix: 11 for plain text)."""
-    cut = make_chunker(chunker, size=200, overlap=0, unit="words")
-    small, big = make_doc(256 * 1024), make_doc(1024 * 1024)
-    return best_seconds(lambda: cut.chunk(big)) / best_seconds(lambda: cut.chunk(small))
-
-
-def plain(n: int) -> Document:
-    text = make_text(n)
-    return Document("d", "d", "d.txt", "text", text, (Section("lines", 0, len(text)),))
-
-
-def with_sections(n: int) -> Document:
-    """One section per paragraph, as the Markdown loader makes for a heading per paragraph."""
-    text = make_text(n)
-    starts = [0] + [m.end() for m in re.finditer("\n\n", text)]
-    sections = tuple(Section(f"§ {i}", a, b) for i, (a, b) in enumerate(zip(starts, starts[1:] + [len(text)])))
-    return Document("d", "d", "d.md", "markdown", text, sections)
-
-
-def test_chunking_plain_text_is_linear():
-    assert growth(plain, "heading") < 6.5
-
-
-def test_chunking_many_sections_is_linear():
-    assert growth(with_sections, "sentence") < 6.5
 
 
 def reference_term_counts(token_lists: list[list[str]]):

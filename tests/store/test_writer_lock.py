@@ -96,7 +96,10 @@ def test_two_ingests_at_once_keep_every_document(tmp_path: Path):
     b = write_corpus(tmp_path / "b", {f"b{i}.md": f"# Beta {i}\n\nbeta text {i}\n" for i in range(200)})
     for trial in range(3):
         idx = tmp_path / f"idx{trial}"
-        writers = [glassrag("ingest", a, "--index", idx), glassrag("ingest", b, "--index", idx)]
+        # the second waits for the first however busy the machine (a lock that times out is
+        # another test's subject)
+        writers = [glassrag("ingest", a, "--index", idx, "--wait", "600"),
+                   glassrag("ingest", b, "--index", idx, "--wait", "600")]
         for w in writers:
             code, _, err = finish(w)
             assert code == 0, err
