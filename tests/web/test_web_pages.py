@@ -489,3 +489,6 @@ def test_ask_page_switches_generation_on(make_client, index_copy: Path):
         assert stub.requests and all(q["path"] == "/v1/chat/completions" for q in stub.requests)
     finally:
         stub.close()
+    # the endpoint gone: a 503 that says what to start, not a traceback
+    gone = make_client(index_copy).get("/ask.json?" + urlencode({"q": E4107, "generate.enabled": "true"}))
+    assert gone.status_code == 503 and "nothing usable answers" in gone.text and "llama-server" in gone.text

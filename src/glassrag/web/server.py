@@ -33,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from glassrag import __version__
-from glassrag.errors import ConfigError, GlassragError, QueryError, StoreError
+from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
 from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
@@ -267,7 +267,7 @@ def _status(e: GlassragError) -> int:
         return e.status
     if isinstance(e, (ConfigError, QueryError)):
         return 400
-    if isinstance(e, StoreError):
+    if isinstance(e, (StoreError, GenerationError)):  # the index or the generator is not there
         return 503
     return 400
 
