@@ -663,8 +663,8 @@ def generation_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--generator", metavar="BACKEND",
                    help="smollm2 (bundled, offline) or an OpenAI-compatible endpoint's base URL, "
                         "e.g. http://127.0.0.1:8080/v1 (default: [generate] backend)")
-    p.add_argument("--labels", choices=["title", "numbered"],
-                   help="how passages are named to the model: title and locator (default) or [Document N]")
+    p.add_argument("--labels", type=SETTINGS["generate.labels"].argtype("--labels"),
+                   help=SETTINGS["generate.labels"].help())
 
 
 DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "

@@ -232,7 +232,7 @@ class GenerateSettings:
     model: str = setting("", "the model name an endpoint expects (unused by smollm2)", "none")
     labels: str = setting("title", "how passages are named to the model: title (title and locator) "
                           "or numbered ([Document N])", "measurement G1 (docs/measurements.md)",
-                          choices=("title", "numbered"))
+                          choices="glassrag.generate.prompt:LABELS")
     passages: int = setting(5, "the first N of the packed passages are given to the model (0: all "
                             "that fit the budget)", "the k passages a user sees; all 13 that the budget "
                             "packed for a demo question made a 1,966-token prompt", low=0, high=1000)

@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from glassrag.config import GenerateSettings
-from glassrag.errors import ConfigError
 from glassrag.generate.base import Backend, make_backend
-from glassrag.generate.prompt import LABELS, given, messages
+from glassrag.generate.prompt import given, messages
 from glassrag.schema import Chunk, Generation, Hit, StageTrace
 from glassrag.store.base import Index
 
@@ -22,11 +21,7 @@ class Generator:
     kind = "generate"
 
     def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
-        if settings.labels not in LABELS:
-            raise ConfigError(f"unknown generate.labels {settings.labels!r}", f"choose one of: {', '.join(LABELS)}")
-        if settings.expand < 0 or settings.max_tokens < 1 or settings.passages < 0:
-            raise ConfigError("generate.expand and generate.passages must be ≥ 0 and generate.max_tokens "
-                              f"≥ 1, got {settings.expand}, {settings.passages} and {settings.max_tokens}")
+        # the settings were checked against their definitions in config.py (labels, ranges)
         self.index = index
         self.settings = settings
         self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)
@@ -48,18 +43,20 @@ class Generator:
         return out
 
     def run(self, question: str, packed: Sequence[Hit]) -> tuple[Generation, StageTrace]:
-        hits = packed[: self.settings.passages] if self.settings.passages else packed
+        s = self.settings
+        hits = packed[: s.passages] if s.passages else packed
         chunks = [self.index.chunk(h.chunk_id) for h in hits]
         places: dict[tuple[str, int], Chunk] = {}
-        for c in chunks:
-            places.update(self.neighbours(c) if self.settings.expand else {})
+        if s.expand:
+            for c in chunks:
+                places.update(self.neighbours(c))
         titles = {c.doc_id: self.index.documents[c.doc_id].title for c in chunks}
-        passages = given(chunks, titles, places, self.settings.labels, self.settings.expand)
+        passages = given(chunks, titles, places, s.labels, s.expand)
         prompt = messages(question, passages)
-        s = self.settings
-        first = getattr(self.backend, "_llm", True) is None
+        loaded_before = getattr(self.backend, "load_ms", None) is not None
         done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed)
-        generation = Generation(done.text.strip(), self.params()["backend"], self.backend.model, s.labels,
+        params = self.params()
+        generation = Generation(done.text.strip(), params["backend"], self.backend.model, s.labels,
                                 tuple(p.to_dict() for p in passages), tuple(prompt), done.prompt_tokens,
                                 done.completion_tokens, round(done.ms, 3), done.finish)
         notes = [f"{len(passages)} passages labelled by {s.labels}"
@@ -67,10 +64,9 @@ class Generator:
                  f"tokens: {done.prompt_tokens} in, {done.completion_tokens} out"
                  + (" (stopped at max_tokens)" if done.finish == "length" else "")]
         load_ms = getattr(self.backend, "load_ms", None)
-        if first and load_ms is not None:
+        if not loaded_before and load_ms is not None:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
         # the passages given are in the params, not hits: this stage ranks nothing
-        params = {**self.params(), "given": [p.chunk_id for p in passages]}
-        trace = StageTrace(self.name, self.kind, params, ("budget",), (), len(packed), round(done.ms, 3),
-                           tuple(notes))
+        trace = StageTrace(self.name, self.kind, {**params, "given": [p.chunk_id for p in passages]}, ("budget",),
+                           (), len(packed), round(done.ms, 3), tuple(notes))
         return generation, trace
