@@ -146,8 +146,7 @@ class AskView:
         out["answer"] = answer.to_dict()
         if answer.generation is not None:  # its scores, as eval --generate counts them
             out["generation_grade"] = generation_record(
-                labelled, answer.generation, [d.title for d in self.index.documents.values()],
-                self.index.analyzer)
+                labelled, answer.generation, self.source.titles(), self.index.analyzer)
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         out["score"] = explain_score(scoring_stage(answer))

@@ -98,6 +98,7 @@ class Source:
         self._runs: dict[str, tuple[float, RunFile]] = {}
         self._golden: tuple[str | None, Golden | None] | None = None
         self._judge: Judge | None = None
+        self._titles: list[str] | None = None
 
     # the index -------------------------------------------------------------------------
 
@@ -119,6 +120,7 @@ class Source:
                 self._pipelines.clear()
                 self._golden = None
                 self._judge = None
+                self._titles = None
             return self._index
 
     def pipeline(self, config: Config) -> Pipeline:
@@ -141,6 +143,15 @@ class Source:
             if self._judge is None:
                 self._judge = Judge(index.chunks)
             return self._judge
+
+    def titles(self) -> list[str]:
+        """Every document's title, read once per generation (a generated answer's citations
+        are checked against them)."""
+        index = self.index()
+        with self._lock:
+            if self._titles is None:
+                self._titles = [d.title for d in index.documents.values()]
+            return self._titles
 
     # run files -------------------------------------------------------------------------
 
