@@ -55,6 +55,11 @@ def write_corpus(folder: Path, files: dict[str, str] = HANDBOOK) -> Path:
     return folder
 
 
+def live_generation(index_dir: Path) -> Path:
+    """The folder of an index's live generation (the one CURRENT names)."""
+    return index_dir / (index_dir / "CURRENT").read_text().strip()
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     return write_corpus(tmp_path / "docs")

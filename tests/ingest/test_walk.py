@@ -60,13 +60,19 @@ def test_size_limit_names_the_size(tmp_path: Path):
     assert report.failed[0].reason == "too large: 1.5 MB, the limit is 1 MB"
 
 
-def test_a_file_name_that_is_not_utf8_is_a_bad_file_and_the_rest_is_ingested(tmp_path: Path):
-    """Issue 13.1: `caf\\xe9.md` (Latin-1 on disk) aborted the whole ingest in content_hash."""
+def non_utf8_folder(tmp_path: Path) -> Path:
+    """d/caf\\xe9.md (a Latin-1 name on disk) beside d/ok.md."""
     folder = tmp_path / "d"
     folder.mkdir()
     with open(os.fsencode(folder) + b"/caf\xe9.md", "wb") as f:
         f.write(b"# x\n\naardvark\n")
     (folder / "ok.md").write_text("# Ok\n\nzebra\n")
+    return folder
+
+
+def test_a_file_name_that_is_not_utf8_is_a_bad_file_and_the_rest_is_ingested(tmp_path: Path):
+    """Issue 13.1: `caf\\xe9.md` (Latin-1 on disk) aborted the whole ingest in content_hash."""
+    folder = non_utf8_folder(tmp_path)
     index, report = build_index([folder], Config().with_overrides(lsa={"dim": 2}))
     assert sorted(index.documents) == ["ok"]
     assert [(e.path, e.reason) for e in report.failed] == [
@@ -80,11 +86,7 @@ def test_cli_reports_a_non_utf8_file_name_and_writes_the_index(tmp_path: Path):
     import subprocess
     import sys
 
-    folder = tmp_path / "d"
-    folder.mkdir()
-    with open(os.fsencode(folder) + b"/caf\xe9.md", "wb") as f:
-        f.write(b"# x\n\naardvark\n")
-    (folder / "ok.md").write_text("# Ok\n\nzebra\n")
+    folder = non_utf8_folder(tmp_path)
     r = subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(folder), "--index",
                         str(tmp_path / "idx")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 5, r.stderr

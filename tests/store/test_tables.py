@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_corpus
 from glassrag.errors import StoreError
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
 from glassrag.store.tables import ChunkTable, DocumentTable, byte_offsets
+from tests.conftest import live_generation, write_corpus
 
 QUESTIONS = ("what does E-4107 mean", "daily allowance Lisbon", "quiet hours", "battery tripod")
 
@@ -86,7 +86,7 @@ def test_text_is_stored_once_and_non_ascii_spans_come_back(tmp_path: Path, small
     store.write(built)
     loaded = store.read()
     assert [c.text for c in loaded.chunks] == [c.text for c in built.chunks]
-    gen = tmp_path / "idx" / (tmp_path / "idx" / "CURRENT").read_text().strip()
+    gen = live_generation(tmp_path / "idx")
     rows = (gen / "chunks.jsonl").read_text(encoding="utf-8")
     assert "coûte" not in rows  # the text lives in texts.bin only
     assert (gen / "texts.bin").read_bytes().decode("utf-8") == next(iter(built.documents.values())).text
@@ -132,7 +132,7 @@ def test_cli_unchanged_reingest_keeps_the_generation(corpus: Path, tmp_path: Pat
 def test_format_1_index_asks_for_a_reingest(index, tmp_path: Path):
     store = EmbeddedStore(tmp_path / "idx")
     store.write(index)
-    gen = tmp_path / "idx" / (tmp_path / "idx" / "CURRENT").read_text().strip()
+    gen = live_generation(tmp_path / "idx")
     manifest = json.loads((gen / "manifest.json").read_text())
     manifest["format_version"] = 1
     (gen / "manifest.json").write_text(json.dumps(manifest))
@@ -144,7 +144,7 @@ def test_format_1_index_asks_for_a_reingest(index, tmp_path: Path):
 def test_a_cut_table_is_damage_at_open(index, tmp_path: Path):
     store = EmbeddedStore(tmp_path / "idx")
     store.write(index)
-    gen = tmp_path / "idx" / (tmp_path / "idx" / "CURRENT").read_text().strip()
+    gen = live_generation(tmp_path / "idx")
     data = (gen / "texts.bin").read_bytes()
     (gen / "texts.bin").write_bytes(data[:-5])
     with pytest.raises(StoreError, match="damaged"):
@@ -156,10 +156,10 @@ def test_rewriting_an_opened_index_links_its_unchanged_files(index, tmp_path: Pa
     store.write(index)
     loaded = store.read()
     loaded.extra["note"] = "trained"
-    old = (tmp_path / "idx" / (tmp_path / "idx" / "CURRENT").read_text().strip() / "texts.bin")
+    old = live_generation(tmp_path / "idx") / "texts.bin"
     inode = old.stat().st_ino
     store.write(loaded)
-    new = tmp_path / "idx" / (tmp_path / "idx" / "CURRENT").read_text().strip()
+    new = live_generation(tmp_path / "idx")
     assert (new / "texts.bin").stat().st_ino == inode
     again = store.read()
     assert again.extra["note"] == "trained" and ranked(again) == ranked(index)
