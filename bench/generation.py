@@ -1,6 +1,7 @@
 """What the bundled generator does with the passages, scored without a judge (issue 16).
 
-    python bench/generation.py            # demo test split, writes bench/results/generation.{json,md}
+    python bench/generation.py                 # demo test split, writes bench/results/generation.{json,md}
+    python bench/generation.py --corpus real   # the real documents, writes bench/results/generation-real.{json,md}
 
 The demo index as `glassrag demo` builds it (reranker trained, gate calibrated on train),
 then `eval --generate` on the 60 test questions for each generator setting:
@@ -33,12 +34,17 @@ from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import RESULTS  # noqa: E402
+from common import RESULTS, ROOT  # noqa: E402
 
 SETTINGS = {
     "numbered": {"labels": "numbered", "expand": 0},
     "title": {"labels": "title", "expand": 0},
     "title, expand 1": {"labels": "title", "expand": 1},
+}
+CORPORA = {  # name: (documents folder, golden set, result file name)
+    "demo": (demo_docs, demo_golden, "generation"),
+    "real": (lambda: ROOT / "tests" / "fixtures" / "real" / "docs",
+             lambda: ROOT / "bench" / "real_docs_golden.jsonl", "generation-real"),
 }
 PAIRS = [("G1 labels", "numbered", "title"), ("G2 context expansion", "title", "title, expand 1")]
 SCORES = ("foreign_citations", "leaked_tags", "cited", "refused_unanswerable", "refused_answerable",
@@ -56,19 +62,22 @@ def main() -> None:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, help="only the first N test questions (a smoke test; writes nothing)")
+    parser.add_argument("--corpus", choices=list(CORPORA), default="demo")
     args = parser.parse_args()
+    docs, golden, out = CORPORA[args.corpus]
     config = Config()
-    index, report = build_index([demo_docs()], config)
+    index, report = build_index([docs()], config)
     assert not report.failed
-    questions = load_golden(demo_golden())
-    index.extra["reranker"] = train_reranker(index, config, questions, "demo")
-    index.extra["gate"], index.extra["reader"] = calibrate_index(index, config, questions, config.gate.rule, "demo")
+    questions = load_golden(golden())
+    index.extra["reranker"] = train_reranker(index, config, questions, args.corpus)
+    index.extra["gate"], index.extra["reader"] = calibrate_index(index, config, questions, config.gate.rule,
+                                                                 args.corpus)
     test = [q for q in questions if q.split == "test"][: args.limit]
     runs, seconds = {}, {}
     for name, changes in SETTINGS.items():
         t0 = time.perf_counter()
         pipeline = Pipeline(index, config.with_overrides(generate={"enabled": True, **changes}))
-        runs[name] = evaluate(pipeline, test, golden_path="demo", split="test")
+        runs[name] = evaluate(pipeline, test, golden_path=str(golden()), split="test")
         seconds[name] = round(time.perf_counter() - t0, 1)
         m = runs[name].generation.metrics
         print(f"{name:18} " + "  ".join(f"{s} {m[s]['value']:.3f}" for s in SCORES if m[s]["value"] is not None)
@@ -85,7 +94,7 @@ def main() -> None:
                         "found": r["generation"]["found"]}
                        for i, r in enumerate(q for q in run.questions if q.get("generation"))
                        if i < 6 or any(r["generation"]["found"].values())] for name, run in runs.items()}
-    result = {"code_version": code_version(), "versions": versions(), "questions": len(test),
+    result = {"corpus": args.corpus, "code_version": code_version(), "versions": versions(), "questions": len(test),
               "settings": SETTINGS, "seconds": seconds,
               "scores": {name: run.generation.metrics for name, run in runs.items()},
               "compared": compared, "examples": examples}
@@ -93,15 +102,15 @@ def main() -> None:
         print(json.dumps(result["compared"], indent=1)[:2000])
         return
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "generation.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-    write_markdown(result)
+    (RESULTS / f"{out}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_markdown(result, out)
 
 
-def write_markdown(result: dict[str, Any]) -> None:
+def write_markdown(result: dict[str, Any], out: str) -> None:
     names = list(result["scores"])
-    lines = [f"# The bundled generator on the demo test split ({result['questions']} questions)", "",
+    lines = [f"# The bundled generator on the {result['corpus']} test split ({result['questions']} questions)", "",
              f"SmolLM2-135M-Instruct Q4_1, greedy; code {result['code_version']}; "
-             f"packages {result['versions']}. Command: `python bench/generation.py`.", "",
+             f"packages {result['versions']}. Command: `python bench/generation.py --corpus {result['corpus']}`.", "",
              "| score | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for s in SCORES:
         cells = []
@@ -114,7 +123,7 @@ def write_markdown(result: dict[str, Any]) -> None:
         lines += ["", f"## {label}", "", "| score | A | B | B − A | p | B is |", "|---|---|---|---|---|---|"]
         lines += [f"| {r['metric']} | {r['a']:.3f} | {r['b']:.3f} | {r['diff']:+.3f} | {r['p']:.3g} | {r['verdict']} |"
                   for r in rows if r["a"] is not None and r["b"] is not None]
-    (RESULTS / "generation.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / f"{out}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
