@@ -146,7 +146,7 @@ def main() -> None:
         "index": args.index, "golden": args.golden, "metric": metric, "weights": WEIGHTS, "depth": DEPTH,
         "results": results, "encode_seconds": round(encode_s, 1),
         "versions": {p: md.version(p) for p in ("numpy", "scipy", "sentence-transformers", "torch")},
-        "machine": platform.platform(), "code_version": __import__("glassrag.evaluate.runs", fromlist=["x"]).code_version()})
+        "machine": platform.platform(), "code_version": __import__("glassrag.provenance", fromlist=["x"]).code_version()})
     print(f"written to {path}")
 
 

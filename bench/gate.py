@@ -45,7 +45,8 @@ from glassrag.config import Config
 from glassrag.evaluate.beir import load_beir_questions
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.relevance import Judge
-from glassrag.evaluate.runs import code_version, evaluate
+from glassrag.evaluate.runs import evaluate
+from glassrag.provenance import code_version
 from glassrag.evaluate.tune import calibrate_index, gate_rows, train_reranker
 from glassrag.gate.calibrate import auroc, calibrate
 from glassrag.gate.score import CV_FOLDS, folds, value

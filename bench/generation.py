@@ -28,7 +28,8 @@ from glassrag.config import Config
 from glassrag.demo import demo_docs, demo_golden
 from glassrag.evaluate.compare import compare_runs
 from glassrag.evaluate.golden import load_golden
-from glassrag.evaluate.runs import code_version, evaluate
+from glassrag.evaluate.runs import evaluate
+from glassrag.provenance import code_version
 from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline

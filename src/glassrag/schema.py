@@ -358,6 +358,7 @@ class Run(_Plain):
     gate: Mapping[str, Any]
     questions: tuple[Mapping[str, Any], ...]
     generation: RunSection | None = None  # with eval --generate: the generated answers' scores
+    provenance: Mapping[str, Any] | None = None  # packages, machine, seeds (glassrag/provenance.py)
 
     SECTIONS = ("ranking", "answer", "generation")
 

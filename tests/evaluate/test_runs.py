@@ -47,6 +47,20 @@ def test_run_metrics_causes_and_shape(index):
     assert Run.from_dict(data).flat_metrics()["answer hit@1"] == shown["hit@1"]
 
 
+def test_a_run_records_where_it_came_from(index):
+    """Packages, machine and seeds travel with the figures, so drift can be traced."""
+    import numpy
+
+    from glassrag import __version__
+
+    run = evaluate(Pipeline(index), QUESTIONS[:1], golden_path="inline")
+    made = Run.from_dict(json.loads(json.dumps(run.to_dict()))).provenance
+    assert made["packages"]["numpy"] == numpy.__version__
+    assert made["packages"]["glassrag"] == __version__
+    assert made["seeds"] == {"lsa.seed": index.config.lsa.seed, "generate.seed": 0}
+    assert made["machine"]["cpus"] >= 1 and made["code_version"] == run.code_version
+
+
 def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
     config = Config().with_overrides(chunk={"chunker": "fixed", "size": 6, "overlap": 0},
                                      lsa={"dim": 4})

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glassrag import __version__
+from glassrag.provenance import code_version, provenance
 from glassrag.errors import QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
 from glassrag.evaluate.golden import Question, locator_matches
@@ -175,7 +176,9 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         ranking=RunSection(ranking, summary["ranking"]), answer=RunSection("answer", summary["answer"]),
         stages=stages, by_kind=by_kind, losses={c: ids for c, ids in losses.items() if ids},
         gate=gate_summary(pipeline, records, k), questions=tuple(records),
-        generation=RunSection("generate", summary["generation"]) if generated else None)
+        generation=RunSection("generate", summary["generation"]) if generated else None,
+        provenance=provenance({"lsa.seed": index.config.lsa.seed,
+                               "generate.seed": pipeline.config.generate.seed}))
 
 
 def generation_record(q: Question | None, generation: Generation, titles: list[str],
@@ -207,27 +210,6 @@ def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> d
     table.sort(key=lambda r: -r["auroc"])
     return {"params": pipeline.gate.params(), "found": len(found), "unanswerable": len(unanswerable),
             "signals": table}
-
-
-def code_version() -> str | None:
-    """The git commit of the glassrag checkout that ran, with `+dirty` when it has local
-    changes; None when glassrag is installed from a package."""
-    import subprocess
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                              text=True, timeout=5)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here.parent,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return head.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 
 
 def _ranking_stage(records: list[dict[str, Any]]) -> str:
