@@ -94,3 +94,8 @@ class GenerationError(GlassragError):
     """The generator's backend is missing, unreachable or answered something unusable."""
 
     exit_code = 6
+
+
+class PromptRefused(GenerationError):
+    """The backend works but refused this one prompt (e.g. longer than its context window):
+    the question gets no generated answer, and the others are still answered."""

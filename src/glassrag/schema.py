@@ -315,7 +315,8 @@ RUN_FORMAT_VERSION = 2
 # every metric is better higher but these
 LOWER_IS_BETTER = frozenset({"declined_answerable",
                              # a generated answer's (evaluate/grade.py)
-                             "foreign_citations", "leaked_tags", "refused_answerable", "hedged"})
+                             "foreign_citations", "leaked_tags", "refused_answerable", "hedged",
+                             "failed"})  # the backend refused the prompt: no answer
 
 
 def better(metric: str) -> str:

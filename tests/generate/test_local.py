@@ -76,3 +76,25 @@ def test_eval_generate_scores_what_the_model_wrote(demo, offline):
         assert got["foreign_citations"] == float(bool(got["found"]["foreign"]))
         if got["refusal"] == "refused":
             assert "not in the documents" in got["text"].lower()
+    assert m["failed"]["value"] == 0.0 and m["failed"]["n"] == 6
+
+
+def test_a_prompt_longer_than_the_context_fails_that_question_and_eval_goes_on(demo, offline):
+    """A refused prompt is that question's failure, counted, not the end of the evaluation."""
+    from glassrag.generate import REFUSED
+    from glassrag.generate.local import LocalModel
+
+    assert LocalModel("smollm2").context == 8192  # the model's trained context, from its GGUF
+    questions = [q for q in load_golden(demo_golden(), "test") if q.answerable][:3]
+    config = demo.config.with_overrides(generate={"enabled": True, "passages": 2, "max_tokens": 8},
+                                        gate={"enabled": False})
+    pipeline = Pipeline(demo, config)
+    pipeline.generator.backend = LocalModel("smollm2", context=64)  # no demo prompt fits in 64 tokens
+    answer = pipeline.run(questions[0].question)
+    assert answer.generation.finish == REFUSED and answer.generation.text == ""
+    assert any("no answer generated" in note for note in answer.trace[-1].notes)
+    run = evaluate(pipeline, questions, split="test")
+    m = run.generation.metrics
+    assert m["failed"]["value"] == 1.0 and m["failed"]["n"] == 3
+    assert m["cited"]["n"] == 0  # nothing written, nothing scored
+    assert all(r["generation"]["failed"] for r in run.questions)

