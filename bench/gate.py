@@ -29,11 +29,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import platform
-import random
-import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -42,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.config import Config
-from glassrag.evaluate.beir import load_beir_questions
+from glassrag.evaluate.beir import load_beir_questions, with_abstention
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.runs import evaluate
@@ -64,38 +61,7 @@ KEEP = 0.95  # the default keeps this share of answerable train questions (cross
 
 def scifact_abstain(seed: int = 0) -> Path:
     """The SciFact-with-abstention folder (rebuilt only when missing)."""
-    folder = OUT / "scifact-abstain"
-    if (folder / "qrels" / "test.tsv").is_file():
-        return folder
-    qrels: dict[str, dict[str, dict[str, int]]] = {}
-    for split in ("train", "test"):
-        rows = (SCIFACT / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]
-        for line in rows:
-            cells = line.strip().split("\t")
-            if len(cells) == 3:
-                qrels.setdefault(split, {}).setdefault(cells[0], {})[cells[1]] = int(cells[2])
-    rng = random.Random(seed)
-    removed: set[str] = set()
-    for split in ("train", "test"):
-        qids = sorted(qrels[split], key=int)
-        for q in rng.sample(qids, len(qids) // 2):
-            removed |= set(qrels[split][q])
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    (tmp / "qrels").mkdir(parents=True)
-    with (tmp / "corpus.jsonl").open("w") as out:
-        for line in (SCIFACT / "corpus.jsonl").read_text().splitlines():
-            if line.strip() and json.loads(line)["_id"] not in removed:
-                out.write(line + "\n")
-    shutil.copy(SCIFACT / "queries.jsonl", tmp / "queries.jsonl")
-    for split in ("train", "test"):
-        lines = ["query-id\tcorpus-id\tscore"]
-        for q, docs in qrels[split].items():
-            lines += [f"{q}\t{d}\t{0 if d in removed else g}" for d, g in docs.items()]
-        (tmp / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    tmp.rename(folder)
-    return folder
+    return with_abstention(SCIFACT, OUT / "scifact-abstain", seed)
 
 
 def corpora(neural: bool) -> list[dict[str, Any]]:

@@ -307,7 +307,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
                           "pip install 'glassrag[web]'") from None
-    return serve([Path(i) for i in args.index], host=args.host, port=args.port)
+    log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
+    return serve([Path(i) for i in args.index], host=args.host, port=args.port, log=log)
 
 
 # config ------------------------------------------------------------------------------------
@@ -497,11 +498,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def write_run_file(run: Any, target: Path) -> None:
-    """The run as JSON, written atomically (a temporary file renamed into place)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(target)
+    from glassrag.evaluate.runs import write_run_file
+
+    write_run_file(run, target)
 
 
 def runs_folder(index_dir: str | Path) -> Path:
@@ -753,6 +752,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="metrics to compute (default: ndcg@10 recall@100 mrr@10 hit@5)")
     t.set_defaults(run=cmd_trec_eval)
 
+    from glassrag.experiment.commands import add_parser as add_experiment_parser
+
+    add_experiment_parser(sub)
+
     p = sub.add_parser("rerank-train", help="train the learned reranker on the golden train split")
     p.add_argument("--index", required=True, help=INDEX_HELP + "; the model is saved in it")
     p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
@@ -773,6 +776,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", action="append", required=True, help="index folder (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    p.add_argument("--log", type=Path, help="the experiment log the development page shows "
+                                            "(default: ./experiments when there is one)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("config", help="list every setting: its value, where it came from, what it takes, "

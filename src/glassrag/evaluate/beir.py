@@ -6,6 +6,9 @@ grade. Following the published BEIR runs, a hit whose id equals the query id is 
 
 from __future__ import annotations
 
+import json
+import random
+import shutil
 from pathlib import Path
 
 from glassrag.errors import GoldenError
@@ -72,3 +75,41 @@ def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
                 id=qid, question=texts[qid], answerable=any(s.grade > 0 for s in spans), split=sp,
                 answers=tuple(spans), extra={"exclude_self": True}))
     return questions
+
+
+def with_abstention(source: Path, folder: Path, seed: int = 0) -> Path:
+    """A BEIR corpus with on-topic unanswerable questions, written to `folder` (kept when it
+    is already there): for a seeded random half of the train queries and of the test
+    queries, their relevant documents are removed from the corpus, so those queries (and any
+    kept query that loses every relevant document with them) have no answer. Removed
+    documents' qrels are kept at grade 0. Written beside `folder` and renamed into place."""
+    if (folder / "qrels" / "test.tsv").is_file():
+        return folder
+    qrels: dict[str, dict[str, dict[str, int]]] = {}
+    for split in SPLITS:
+        for line in (source / "qrels" / f"{split}.tsv").read_text().splitlines()[1:]:
+            cells = line.strip().split("\t")
+            if len(cells) == 3:
+                qrels.setdefault(split, {}).setdefault(cells[0], {})[cells[1]] = int(cells[2])
+    rng = random.Random(seed)
+    removed: set[str] = set()
+    for split in SPLITS:
+        qids = sorted(qrels[split], key=lambda q: int(q) if q.isdigit() else q)
+        for q in rng.sample(qids, len(qids) // 2):
+            removed |= set(qrels[split][q])
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "qrels").mkdir(parents=True)
+    with (tmp / "corpus.jsonl").open("w") as out:
+        for line in (source / "corpus.jsonl").read_text().splitlines():
+            if line.strip() and json.loads(line)["_id"] not in removed:
+                out.write(line + "\n")
+    shutil.copy(source / "queries.jsonl", tmp / "queries.jsonl")
+    for split in SPLITS:
+        lines = ["query-id\tcorpus-id\tscore"]
+        for q, docs in qrels[split].items():
+            lines += [f"{q}\t{d}\t{0 if d in removed else g}" for d, g in docs.items()]
+        (tmp / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder

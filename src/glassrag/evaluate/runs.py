@@ -5,13 +5,14 @@ from the trace, intervals, and the cause of every miss. The run is a JSON file
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from glassrag import __version__
-from glassrag.provenance import code_version, provenance
 from glassrag.errors import QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
 from glassrag.evaluate.golden import Question, locator_matches
@@ -22,6 +23,7 @@ from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.generate.prompt import Given
 from glassrag.pipeline import Pipeline
+from glassrag.provenance import code_version, provenance
 from glassrag.schema import (RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Generation, Run,
                              RunSection)
 
@@ -181,6 +183,14 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         generation=RunSection("generate", summary["generation"]) if generated else None,
         provenance=provenance({"lsa.seed": index.config.lsa.seed,
                                "generate.seed": pipeline.config.generate.seed}))
+
+
+def write_run_file(run: Run, target: Path) -> None:
+    """The run as JSON, written atomically (a temporary file renamed into place)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(target)
 
 
 def generation_record(q: Question | None, generation: Generation, titles: list[str],

@@ -147,8 +147,9 @@ def _environment() -> Environment:
 class Pages:
     """The route handlers; each builds a view's data and renders it as HTML or JSON."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, log: Path | None = None) -> None:
         self.catalog = catalog
+        self.log = log  # the experiment log the development page shows
         self.env = _environment()
 
     def html(self, template: str, data: dict[str, Any], request: Request, page: str, twin: str,
@@ -209,6 +210,29 @@ class Pages:
         if as_json:
             return json_response(data)
         return self.html("glossary.html", data, request, "glossary", "/glossary.json")
+
+    def development(self, request: Request, as_json: bool) -> Response:
+        from glassrag.web.development import development_view
+
+        data = {"index": self.source(request).name,
+                **development_view(self.log, request.query_params.get("metric"))}
+        if as_json:
+            return json_response(data)
+        return self.html("development.html", data, request, "development",
+                         "/development.json?" + urlencode(dict(request.query_params)))
+
+    def experiment_run(self, request: Request, as_json: bool) -> Response:
+        """A run file behind an experiment's evidence, byte for byte."""
+        from glassrag.experiment import work_folder
+
+        name, file = request.path_params["name"], request.path_params["file"] + ".json"
+        if self.log is None or "/" in name or "/" in file or name.startswith(".") or file.startswith("."):
+            raise NotFound(f"no experiment run {name}/{file}", "the development page links the runs there are")
+        path = work_folder(self.log) / "runs" / name / file
+        if not path.is_file():
+            raise NotFound(f"no experiment run {name}/{file} on this machine",
+                             f"glassrag experiment run {name} writes it")
+        return Response(path.read_bytes(), media_type="application/json")
 
     def extra(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)
@@ -291,12 +315,13 @@ def pages_error(pages: Pages, request: Request, as_json: bool, status: int, prob
     return pages.html("error.html", data, request, "error", "", status=status)
 
 
-def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES) -> Starlette:
+def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
+               log: Path | None = None) -> Starlette:
     """The app over these index folders (StoreError when one is not an index).
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
-    to another address on purpose)."""
-    pages = Pages(Catalog([Path(p) for p in indexes]))
+    to another address on purpose). `log`: the experiment log folder the development page shows."""
+    pages = Pages(Catalog([Path(p) for p in indexes]), log)
     workers = Workers(WORKERS)
 
     def both(path: str, handler: Handler, allowed: set[str], settings_too: bool = False) -> list[Route]:
@@ -312,7 +337,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         status = getattr(exc, "status_code", 404)
         problem = f"no page at {request.url.path}" if status == 404 else f"{request.method} is not allowed here"
         return pages_error(pages, request, as_json, status, problem,
-                           "the pages are /ask, /analytics, /documents and /glossary (each also as .json)")
+                           "the pages are /ask, /analytics, /documents, /glossary and /development "
+                           "(each also as .json)")
 
     routes = [
         Route("/", home),
@@ -322,6 +348,9 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         *both("/documents", pages.documents, {"index"}),
         Route("/documents/{doc_id:path}", _endpoint(pages, pages.document, {"index"}, suffix_from="doc_id")),
         *both("/glossary", pages.glossary, {"index"}),
+        *both("/development", pages.development, {"index", "metric"}),
+        Route("/development/runs/{name}/{file}", _endpoint(pages, pages.experiment_run, {"index"},
+                                                           suffix_from="file")),
         Route("/extra.json", _endpoint(pages, pages.extra, {"index"})),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
@@ -352,14 +381,14 @@ def check_port(host: str, port: int) -> None:
                               "choose another port with --port, or stop what is using it") from None
 
 
-def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765) -> int:
+def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: Path | None = None) -> int:
     """Runs the app until interrupted; prints its URL. Another host than loopback is
     allowed, with a loud warning: the pages show every indexed document to anyone who
     can reach the address."""
     import uvicorn
 
     local = is_loopback(host)
-    app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None)
+    app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log)
     check_port(host, port)
     if not local:
         bar = "!" * 78

@@ -1,0 +1,91 @@
+"""`glassrag experiment list | run NAME… | report`: the CLI of the experiment log."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from glassrag.errors import ConfigError
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+LOG_HELP = "the experiment log folder (default: ./experiments)"
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("experiment", help="the experiment log: list, run and report kept and rejected changes")
+    ex = p.add_subparsers(dest="experiment_command", required=True, metavar="{list,run,report}",
+                          help="what to do")
+    e = ex.add_parser("list", help="every entry of the log with its recorded verdict")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.set_defaults(run=cmd_list)
+    e = ex.add_parser("run", help="measure experiments on their corpora and write their evidence")
+    e.add_argument("names", nargs="*", help="experiment names (the TOML files' names)")
+    e.add_argument("--all", action="store_true", help="every experiment of the log")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.set_defaults(run=cmd_run)
+    e = ex.add_parser("report", help="generate docs/measurements.md from the log and its evidence")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.add_argument("--out", type=Path, default=Path("docs/measurements.md"), help="where to write it")
+    e.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 when the file differs from what the log generates")
+    e.set_defaults(run=cmd_report)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from glassrag.experiment import load_all, read_evidence
+
+    table = Table("name", "kind", "recorded verdict", "last measured", "title")
+    for e in load_all(args.log):
+        evidence = read_evidence(args.log, e.name) if e.measured else None
+        last = (evidence["verdict"] + ("" if evidence["reproduced"] else " (differs)")) if evidence else "-"
+        table.add_row(e.name, "experiment" if e.measured else "benchmark", e.verdict, last, e.title)
+    out.print(table)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from glassrag.experiment import find, load_all, run_experiments
+
+    if args.all == bool(args.names):
+        raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
+    chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
+    differ = 0
+    for evidence in run_experiments(args.log, chosen, lambda message: err.print(f"[dim]{message}[/dim]")):
+        differ += not evidence["reproduced"]
+        out.print(f"[bold]{evidence['name']}[/bold]: {evidence['verdict']}"
+                  + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")
+                  + f" — {evidence['reason']} [{evidence['seconds']} s]")
+        for corpus, c in evidence["corpora"].items():
+            if "skipped" in c:
+                out.print(f"  {corpus}: skipped, {c['skipped']}")
+                continue
+            for metric, m in c["metrics"].items():
+                if not m["measured"]:
+                    out.print(f"  {corpus}: {metric} not measured (no such labels)")
+                    continue
+                out.print(f"  {corpus}: {metric} {m['baseline']['value']:.3f} → {m['change']['value']:.3f} "
+                          f"({m['diff']:+.3f}; {m['improved']} better, {m['degraded']} worse; "
+                          f"p = {m['p']:.3g}, {m['test']})")
+    out.print(f"evidence written to {args.log / 'results'}/")
+    return 1 if differ else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from glassrag.experiment.report import render
+
+    text = render(args.log)
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != text:
+            err.print(f"{args.out} is not what the log generates: run glassrag experiment report")
+            return 1
+        out.print(f"{args.out} is up to date")
+        return 0
+    args.out.write_text(text, encoding="utf-8")
+    out.print(f"{args.out} written from {args.log}/")
+    return 0

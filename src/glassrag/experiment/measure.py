@@ -1,0 +1,171 @@
+"""Measure one experiment of the log: on each of its corpora, the baseline and the change
+are each fitted on the train split (reranker, gate) and evaluated once on the test split;
+every metric is compared question by question (evaluate/compare.py: exact McNemar on 0/1
+outcomes, paired randomisation on graded ones), and the verdict follows a fixed rule.
+
+The rule, on the metric that decides (`metric`) and the ones reported with it (`also`),
+a difference counting only when its paired test gives p < 0.05 after Holm's correction
+across the corpora (for `also`, across corpora and metrics):
+
+- kept: the metric is better on at least two corpora (or on the only one measured), worse
+  on none, and no `also` metric is worse;
+- one corpus only: better on exactly one of several corpora, worse on none, nothing worse;
+- trade: better somewhere and worse elsewhere, or one of the two (metric, `also`) better
+  while the other is worse;
+- rejected: everything else: no difference that survives the test, or only losses.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError
+from glassrag.evaluate.compare import compare_runs
+from glassrag.evaluate.stats import holm
+from glassrag.experiment.corpora import Bench, Corpus, digest
+from glassrag.experiment.log import Experiment
+from glassrag.provenance import provenance
+from glassrag.schema import Run
+
+ALPHA = 0.05
+
+
+class Measurer:
+    """Runs experiments on a Bench, evaluating each configuration once per corpus (a
+    baseline shared by several experiments is run once)."""
+
+    def __init__(self, bench: Bench, corpora: dict[str, Corpus], runs: Path,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.bench, self.corpora, self.runs = bench, corpora, runs
+        self.progress = progress or (lambda message: None)
+        self._done: dict[tuple[str, str, str], Run] = {}
+
+    def run(self, corpus: Corpus, config: Config, split: str) -> Run:
+        from glassrag.evaluate.runs import evaluate
+        from glassrag.pipeline import Pipeline
+
+        key = (corpus.name, digest(config.to_dict()), split)
+        if key not in self._done:
+            index = self.bench.fitted(corpus, config)
+            questions = [q for q in corpus.questions(self.bench.work) if q.split == split]
+            self._done[key] = evaluate(Pipeline(index, config), questions, corpus.name, split, corpus.name)
+        return self._done[key]
+
+    def measure(self, experiment: Experiment) -> dict[str, Any]:
+        if not experiment.measured:
+            raise ConfigError(f"{experiment.name} is a benchmark's entry, not an experiment",
+                              f"reproduce it with: {experiment.command}")
+        unknown = [c for c in experiment.corpora if c not in self.corpora]
+        if unknown:
+            raise ConfigError(f"{experiment.name}: unknown corpus {unknown}",
+                              f"experiments/corpora.toml has: {', '.join(self.corpora)}")
+        started = time.perf_counter()
+        baseline, changed = experiment.configs()
+        per_corpus: dict[str, Any] = {}
+        for name in experiment.corpora:
+            corpus = self.corpora[name]
+            missing = corpus.missing()
+            if missing:
+                per_corpus[name] = {"skipped": missing}
+                continue
+            self.progress(f"{experiment.name}: {name} baseline")
+            a = self.run(corpus, baseline, experiment.split)
+            self.progress(f"{experiment.name}: {name} change")
+            b = self.run(corpus, changed, experiment.split)
+            per_corpus[name] = self._corpus(experiment, name, a, b)
+        verdict, reason = decide(experiment, per_corpus)
+        return {"name": experiment.name, "title": experiment.title, "metric": experiment.metric,
+                "also": list(experiment.also), "split": experiment.split,
+                "baseline": dict(experiment.baseline), "change": dict(experiment.change),
+                "verdict": verdict, "reason": reason, "expected": experiment.verdict,
+                "reproduced": verdict == experiment.verdict and not any(
+                    "skipped" in c for c in per_corpus.values()),
+                "corpora": per_corpus, "seconds": round(time.perf_counter() - started, 1),
+                "provenance": provenance({"lsa.seed": baseline.lsa.seed, "bootstrap": 0,
+                                          "randomisation": 0})}
+
+    def _corpus(self, experiment: Experiment, name: str, a: Run, b: Run) -> dict[str, Any]:
+        from glassrag.evaluate.runs import write_run_file
+
+        folder = self.runs / experiment.name
+        paths = {}
+        for side, run in (("baseline", a), ("change", b)):
+            paths[side] = folder / f"{name}-{side}.json"
+            write_run_file(run, paths[side])
+        compared = compare_runs(a, b, "baseline", "change")
+        rows = {r["metric"]: r for r in compared["rows"]}
+        ma, mb = a.flat_metrics(), b.flat_metrics()
+        metrics = {}
+        for m in (experiment.metric, *experiment.also):
+            if m not in rows or ma.get(m, {}).get("value") is None:
+                metrics[m] = {"measured": False}
+                continue
+            r = rows[m]
+            metrics[m] = {"measured": True, "baseline": _value(ma[m]), "change": _value(mb[m]),
+                          "diff": r["diff"], "better": r["better"], "p": r["p"], "test": r["test"],
+                          "n": r["n"], "improved": r["improved"], "degraded": r["degraded"]}
+        flips = compared["flips"].get(experiment.metric, {})
+        return {"questions": compared["questions"], "metrics": metrics,
+                "flips": {"improved": flips.get("improved", []), "degraded": flips.get("degraded", [])},
+                "gate": {"baseline": _gate(a), "change": _gate(b)},
+                "ranking_stage": {"baseline": a.ranking.stage, "change": b.ranking.stage},
+                "settings": compared["settings"],
+                "runs": {side: str(p) for side, p in paths.items()}}
+
+
+def _value(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: m.get(k) for k in ("value", "low", "high", "n")}
+
+
+def _gate(run: Run) -> dict[str, Any]:
+    """What the gate was calibrated to: its score and threshold (scores shift with models)."""
+    params = run.gate.get("params", {}) or {}
+    return {"score": params.get("score"), "threshold": params.get("threshold"),
+            "separable": params.get("separable")}
+
+
+def decide(experiment: Experiment, per_corpus: dict[str, Any]) -> tuple[str, str]:
+    """The verdict and its reason, by the rule in this module's docstring."""
+    measured = {c: v["metrics"][experiment.metric] for c, v in per_corpus.items()
+                if "metrics" in v and v["metrics"][experiment.metric].get("measured")}
+    if not measured:
+        return "rejected", f"{experiment.metric} could not be measured on any corpus"
+    names = list(measured)
+    for c, p in zip(names, holm([measured[c]["p"] for c in names])):
+        measured[c]["p_holm"] = p
+    better = [c for c in names if measured[c]["p_holm"] < ALPHA and _sign(measured[c]) > 0]
+    worse = [c for c in names if measured[c]["p_holm"] < ALPHA and _sign(measured[c]) < 0]
+    others = [(c, m, v["metrics"][m]) for c, v in per_corpus.items() if "metrics" in v
+              for m in experiment.also if v["metrics"][m].get("measured")]
+    for (c, m, row), p in zip(others, holm([row["p"] for _, _, row in others])):
+        row["p_holm"] = p
+    also_better = [f"{m} on {c}" for c, m, row in others if row["p_holm"] < ALPHA and _sign(row) > 0]
+    also_worse = [f"{m} on {c}" for c, m, row in others if row["p_holm"] < ALPHA and _sign(row) < 0]
+
+    def said(cs: list[str]) -> str:
+        return ", ".join(f"{c} ({measured[c]['diff']:+.3f}, p = {measured[c]['p_holm']:.3g})" for c in cs)
+
+    m = experiment.metric
+    if better and not worse and not also_worse:
+        if len(better) >= 2 or len(names) == 1:
+            return "kept", f"{m} better on {said(better)}; worse nowhere"
+        return "one corpus only", f"{m} better on {said(better)} only; no difference elsewhere"
+    if better and (worse or also_worse):
+        return "trade", (f"{m} better on {said(better)} but "
+                         + "; ".join(filter(None, [f"{m} worse on {said(worse)}" if worse else "",
+                                                   ", ".join(also_worse)])) + " worse")
+    if worse and also_better:
+        return "trade", f"{m} worse on {said(worse)}; {', '.join(also_better)} better"
+    if worse:
+        return "rejected", f"{m} worse on {said(worse)}"
+    diffs = ", ".join(f"{c} {measured[c]['diff']:+.3f} (p = {measured[c]['p_holm']:.2g})" for c in names)
+    return "rejected", f"no difference in {m} survives the paired test: {diffs}"
+
+
+def _sign(row: dict[str, Any]) -> int:
+    """+1 when the change is an improvement (the metric's direction), -1 when it is worse."""
+    d = row["diff"] if row["better"] == "higher" else -row["diff"]
+    return 1 if d > 1e-12 else -1 if d < -1e-12 else 0

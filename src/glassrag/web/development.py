@@ -1,0 +1,101 @@
+"""The development page: the experiment log (experiments/) as kept / rejected / trade, each
+with its hypothesis, figures with intervals, the paired test and the questions that flipped,
+and a chart of one metric's change across the experiments in the order they were made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from glassrag.errors import ConfigError
+from glassrag.web.plots import nice_ticks
+
+CHART_W, CHART_H, LEFT, RIGHT, TOP, BOTTOM = 720, 300, 52, 150, 16, 110
+CORPUS_CLASSES = ("c0", "c1", "c2", "c3")
+TONE = {"kept": "ok", "one corpus only": "warn", "trade": "warn", "rejected": "bad"}
+
+
+def development_view(log: Path | None, metric: str | None = None) -> dict[str, Any]:
+    """The log and its evidence as plain data (the page's JSON twin)."""
+    if log is None or not log.is_dir():
+        return {"log": str(log) if log else None, "experiments": [], "benchmarks": [], "chart": {},
+                "metrics": [], "metric": None,
+                "missing": "no experiment log: start glassrag serve in the project folder, or give --log"}
+    from glassrag.experiment import load_all, read_evidence
+    from glassrag.experiment.corpora import load_corpora
+
+    entries = load_all(log)
+    corpora = load_corpora(log)
+    experiments, benchmarks = [], []
+    for e in entries:
+        if not e.measured:
+            benchmarks.append({"name": e.name, "title": e.title, "verdict": e.verdict, "tone": TONE[e.verdict],
+                               "command": e.command, "results": e.results, "cites": list(e.cites),
+                               "hypothesis": e.hypothesis})
+            continue
+        evidence = read_evidence(log, e.name)
+        experiments.append({
+            "name": e.name, "title": e.title, "hypothesis": e.hypothesis, "notes": e.notes,
+            "metric": e.metric, "also": list(e.also), "change": dict(e.change), "baseline": dict(e.baseline),
+            "recorded": e.verdict, "verdict": evidence["verdict"] if evidence else None,
+            "tone": TONE.get(evidence["verdict"], "") if evidence else "",
+            "reproduced": evidence["reproduced"] if evidence else None,
+            "reason": evidence["reason"] if evidence else "not measured yet",
+            "corpora": _corpora(log, evidence) if evidence else [],
+            "provenance": evidence.get("provenance") if evidence else None,
+        })
+    metrics = sorted({m for x in experiments for c in x["corpora"] for m in c["metrics"]})
+    metric = metric or (experiments[0]["metric"] if experiments else None)
+    if metric and metrics and metric not in metrics:
+        raise ConfigError(f"no experiment reports {metric!r}", f"choose one of: {', '.join(metrics)}")
+    groups = {v: [x for x in experiments if x["verdict"] == v] for v in ("kept", "one corpus only", "trade", "rejected")}
+    return {"log": str(log), "corpora": {n: c.title for n, c in corpora.items()}, "experiments": experiments,
+            "groups": groups, "benchmarks": benchmarks, "metrics": metrics, "metric": metric,
+            "chart": effect_chart(experiments, metric, list(corpora)) if metric else {}}
+
+
+def _corpora(log: Path, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for name, c in evidence["corpora"].items():
+        if "skipped" in c:
+            rows.append({"corpus": name, "skipped": c["skipped"], "metrics": {}})
+            continue
+        runs = {side: Path(path).name for side, path in c["runs"].items() if Path(path).is_file()}
+        rows.append({"corpus": name, "metrics": c["metrics"], "flips": c["flips"], "gate": c["gate"],
+                     "questions": c["questions"], "runs": runs})
+    return rows
+
+
+def effect_chart(experiments: list[dict[str, Any]], metric: str, corpora: list[str]) -> dict[str, Any]:
+    """One column per experiment (in log order), one dot per corpus at the change's
+    difference in `metric` (change - baseline), with a zero line; geometry only."""
+    cols = [x for x in experiments if x["corpora"]]
+    points = [(i, c["corpus"], c["metrics"][metric]) for i, x in enumerate(cols) for c in x["corpora"]
+              if metric in c["metrics"] and c["metrics"][metric].get("measured")]
+    if not points:
+        return {}
+    diffs = [m["diff"] for _, _, m in points]
+    low, high = min(0.0, *diffs), max(0.0, *diffs)
+    pad = (high - low) * 0.08 or 0.05
+    low, high = low - pad, high + pad
+    inner_w, inner_h = CHART_W - LEFT - RIGHT, CHART_H - TOP - BOTTOM
+    step = inner_w / max(len(cols), 1)
+
+    def x(i: int, corpus: str) -> float:
+        k = corpora.index(corpus) if corpus in corpora else 0
+        return LEFT + step * (i + 0.5) + (k - (len(corpora) - 1) / 2) * min(8.0, step / 5)
+
+    def y(v: float) -> float:
+        return TOP + (high - v) / (high - low) * inner_h
+
+    dots = [{"x": x(i, corpus), "y": y(m["diff"]), "class": CORPUS_CLASSES[corpora.index(corpus) % 4]
+             if corpus in corpora else "c0", "corpus": corpus, "experiment": cols[i]["name"],
+             "label": f"{cols[i]['name']} on {corpus}: {m['diff']:+.3f} (p = {m.get('p_holm', m['p']):.2g})",
+             "significant": m.get("p_holm", m["p"]) < 0.05} for i, corpus, m in points]
+    return {"width": CHART_W, "height": CHART_H, "left": LEFT, "right": LEFT + inner_w, "top": TOP,
+            "bottom": TOP + inner_h, "zero": y(0.0), "dots": dots,
+            "columns": [{"x": LEFT + step * (i + 0.5), "name": c["name"], "tone": c["tone"]}
+                        for i, c in enumerate(cols)],
+            "y_ticks": [{"y": y(t), "label": f"{t:+g}"} for t in nice_ticks(low, high) if low <= t <= high],
+            "legend": [{"name": n, "class": CORPUS_CLASSES[i % 4], "y": TOP + 14 + 20 * i}
+                       for i, n in enumerate(corpora)], "legend_x": LEFT + inner_w + 14}
