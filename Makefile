@@ -28,7 +28,7 @@ $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate]"
 	touch $(FULL)
 
-.PHONY: install demo test bench screenshots mutation clean
+.PHONY: install demo test bench bench-check screenshots mutation clean
 install: $(FULL)
 
 # builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
@@ -48,6 +48,12 @@ bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py
 	$(BIN)/python bench/demo_defaults.py
 	$(BIN)/python bench/demo_stages.py
+
+# re-runs the cheap benchmarks and fails when a committed figure (bench/results/, the README's
+# stage table, docs/measurements.md) no longer reproduces; about 3 minutes.
+# BENCH_CHECK_FLAGS=--experiments also re-measures every experiment of the log (tens of minutes)
+bench-check: $(FULL)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python scripts/bench_check.py $(BENCH_CHECK_FLAGS)
 
 # mutation testing (mutmut) of the packages docs/testing.md reports on, each with its own
 # tests, in copies under /tmp/glassrag-mutation; slow: tens of minutes on 2 cores

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -11,7 +12,8 @@ from glassrag.evaluate.metrics import evaluate_run, mean_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "bench" / "scifact"
-RESULTS = ROOT / "bench" / "results"
+# GLASSRAG_BENCH_RESULTS: another folder (scripts/bench_check.py writes there and compares)
+RESULTS = Path(os.environ.get("GLASSRAG_BENCH_RESULTS") or ROOT / "bench" / "results")
 
 # published numbers, from ../shared/bench/README.md (test split)
 PUBLISHED = {

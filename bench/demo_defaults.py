@@ -20,6 +20,8 @@ import json
 import random
 import sys
 import time
+import tomllib
+from pathlib import Path
 from typing import Any
 
 from glassrag.config import Config
@@ -67,20 +69,10 @@ EXPERIMENTS: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
     ]),
 ]
 
-# where the ascent starts: literature values and the first sketch's choices
-START: dict[str, Any] = {
-    "analyze": {"stopwords": "lucene"},
-    "chunk": {"chunker": "heading", "size": 200, "overlap": 0, "context_header": True},
-    "bm25": {"k1": 0.9, "b": 0.4},
-    "lsa": {"dim": 256},
-    "retrieve": {"retrievers": ["bm25", "lsa"], "observe": []},
-    "fuse": {"method": "rrf", "weight": 0.5},
-    "versions": {"mode": "off"},
-    "rerank": {"method": "none"},
-    "mmr": {"relevance": None},
-    "cap": {"per_document": 0},
-    "gate": {"enabled": False, "rule": "balanced"},
-}
+# where the ascent starts: literature values and the first sketch's choices, read from
+# bench/configs/start.toml (a setting TOML cannot hold, MMR's λ, is off: None)
+START: dict[str, Any] = {"mmr": {"relevance": None},
+                         **tomllib.loads((Path(__file__).parent / "configs" / "start.toml").read_text())}
 CARRY = {"M1": {"analyze"}, "M2": {"chunk"}, "M3": {"chunk"}, "M4": {"bm25"}, "M5": {"lsa"},
          "M6": {"retrieve", "fuse"}}
 INDEX_SECTIONS = {"chunk", "analyze", "lsa"}

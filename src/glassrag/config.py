@@ -1,6 +1,7 @@
 """Pipeline settings, each defined once: its default, type, allowed range or choices, whether
-changing it needs a re-ingest, a one-line doc, and the source of its default (a measurement
-id in docs/measurements.md, a benchmark, or the literature).
+changing it needs a re-ingest, a one-line doc, and the source of its default (an entry of the
+experiment log, `experiment NAME` for experiments/NAME.toml, shown in the generated
+docs/measurements.md; a benchmark; or the literature).
 
 Every way in checks against that one definition: TOML files (`load_settings`), command-line
 flags (`argtype`) and the web form (`glassrag.web.settings`). Settings come in layers, each
@@ -51,15 +52,15 @@ class ChunkSettings:
     """Used when an index is built; changing them needs a new `glassrag ingest`."""
 
     chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive, "
-                           "document", "measurement M3 (docs/measurements.md)",
+                           "document", "experiment bench-m03-chunker (docs/measurements.md)",
                            choices="glassrag.chunk:CHUNKERS", reingest=True)
-    size: int = setting(200, "largest chunk, in `unit`s", "measurement M3", low=1, reingest=True)
-    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)", "measurement M3",
+    size: int = setting(200, "largest chunk, in `unit`s", "experiment bench-m03-chunker", low=1, reingest=True)
+    overlap: int = setting(0, "units shared by neighbouring chunks (fixed, sentence)", "experiment bench-m03-chunker",
                           low=0, reingest=True)
     unit: str = setting("words", "what size counts: words, tokens, chars", "words are what a reader sees",
                        choices="glassrag.chunk.units:UNITS", reingest=True)
     context_header: bool = setting(False, "index each chunk with its document title and heading path "
-                                   "in front (the shown text stays verbatim)", "measurement M2",
+                                   "in front (the shown text stays verbatim)", "experiment bench-m02-context-header",
                                    reingest=True)
 
 
@@ -68,7 +69,7 @@ class AnalyzeSettings:
     """The analyzer BM25 and LSA share; fixed when the index is built."""
 
     stopwords: str = setting("english", "stopword list: none, lucene (33 words, the BEIR baselines' list), "
-                             "english (function and question words)", "measurement M1",
+                             "english (function and question words)", "experiment bench-m01-stopwords",
                              choices="glassrag.lexical.stopwords:STOPWORDS", reingest=True)
     stem: bool = setting(True, "Snowball (Porter 2) English stemming", "Pyserini/bm25s BEIR baselines",
                          reingest=True)
@@ -78,7 +79,7 @@ class AnalyzeSettings:
 
 @dataclass(frozen=True)
 class LSASettings:
-    dim: int = setting(64, "number of LSA dimensions (SVD rank)", "measurement M5", low=1, high=100_000,
+    dim: int = setting(64, "number of LSA dimensions (SVD rank)", "experiment bench-m05-lsa-dim", low=1, high=100_000,
                        reingest=True)
     power_iterations: int = setting(4, "subspace iterations of the randomized SVD",
                                     "Halko et al. 2011 recommend 1-4 for slowly decaying spectra",
@@ -121,19 +122,19 @@ class NeuralSettings:
 
 @dataclass(frozen=True)
 class BM25Settings:
-    k1: float = setting(1.5, "term-frequency saturation", "measurement M4 (SciFact train agrees: "
+    k1: float = setting(1.5, "term-frequency saturation", "experiment bench-m04-bm25 (SciFact train agrees: "
                         "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)", low=0.0, high=100.0)
-    b: float = setting(0.4, "length normalisation", "measurement M4; Pyserini BEIR uses 0.4 too",
+    b: float = setting(0.4, "length normalisation", "experiment bench-m04-bm25; Pyserini BEIR uses 0.4 too",
                        low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
 class RetrieveSettings:
     retrievers: list[str] = setting(["bm25"], "retrievers whose lists are fused into the answer",
-                                    "measurement M6: fusing LSA in lowers answer-visible@5 on the demo")
+                                    "experiment bench-m06-retrievers: fusing LSA in lowers answer-visible@5 on the demo")
     observe: list[str] = setting(["lsa"], "retrievers run and traced beside the others but not fused: "
                                  "shown side by side and measured, without changing the answer",
-                                 "measurement M6: observing costs no quality; the trace shows LSA's list")
+                                 "experiment bench-m06-retrievers: observing costs no quality; the trace shows LSA's list")
     observe_max_chunks: int = setting(
         200_000, "observed retrievers are skipped (and the trace says so) above this many chunks",
         "at 1M chunks LSA observed took 18.8 ms a question beside BM25's 13.8 ms; "
@@ -145,10 +146,10 @@ class RetrieveSettings:
 @dataclass(frozen=True)
 class FuseSettings:
     method: str = setting("weighted", "how retriever lists are fused when there are several: rrf, weighted",
-                          "measurement M6 (weighted 0.7 > RRF for BM25 + LSA)", choices="glassrag.fuse:FUSERS")
+                          "experiment bench-m06-retrievers (weighted 0.7 > RRF for BM25 + LSA)", choices="glassrag.fuse:FUSERS")
     k: int = setting(60, "RRF constant k in 1/(k + rank)", "Cormack et al. 2009", low=1, high=100_000)
     weight: float = setting(0.7, "weighted fusion: weight of the first retriever (the second gets 1 - w)",
-                            "measurement M6", low=0.0, high=1.0)
+                            "experiment bench-m06-retrievers", low=0.0, high=1.0)
     neural_weight: float = setting(0.35, "the weight of BM25 that `ingest --embedder` sets when it fuses "
                                    "BM25 with the neural retriever (weighted fusion)",
                                    "bench/fusion.py: the train splits of SciFact (nDCG@10) and of the "
@@ -158,7 +159,7 @@ class FuseSettings:
 @dataclass(frozen=True)
 class VersionSettings:
     mode: str = setting("demote", "superseded documents (metadata supersedes / superseded_by): off, "
-                        "demote (below every current chunk), drop", "measurement M7",
+                        "demote (below every current chunk), drop", "experiment bench-m07-versions",
                         choices="glassrag.rerank.versions:MODES")
 
 
@@ -166,11 +167,12 @@ class VersionSettings:
 class RerankSettings:
     method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
                           "auto (learned when this index has a trained reranker, else none)",
-                          "measurement M11: its probability makes the gate's best signal "
+                          "experiment bench-m11-gate: its probability makes the gate's best signal "
                           "(M8: alone, it does not beat BM25's order)",
                           choices="glassrag.pipeline:RERANKERS")
     pool: int = setting(20, "candidates the reranker scores (the latency dial of a cross-encoder)",
-                        "measurements M8 and M11 measured the reranker at 20 (no other pool was measured)",
+                        "experiments bench-m08-reranker and bench-m11-gate measured the reranker at 20 "
+                        "(no other pool was measured)",
                         low=1, high=10_000)
     model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
                          "none bundled")
@@ -182,28 +184,28 @@ class RerankSettings:
 @dataclass(frozen=True)
 class MMRSettings:
     relevance: float | None = setting(None, "MMR λ: weight of relevance against novelty (left out: off)",
-                                      "measurement M9", low=0.0, high=1.0)
+                                      "experiment bench-m09-mmr", low=0.0, high=1.0)
     pool: int = setting(20, "MMR reorders the top N", "same pool as the reranker", low=1, high=10_000)
 
 
 @dataclass(frozen=True)
 class CapSettings:
     per_document: int = setting(0, "at most M passages per document (0: no cap)",
-                                "measurement M10", low=0, high=10_000)
+                                "experiment bench-m10-cap", low=0, high=10_000)
 
 
 @dataclass(frozen=True)
 class GateSettings:
     enabled: bool = setting(True, "decline when the gate's score is below the calibrated threshold "
-                            "(inactive until glassrag calibrate has run)", "measurement M11")
+                            "(inactive until glassrag calibrate has run)", "experiment bench-m11-gate")
     rule: str = setting("cost", "how calibrate picks the threshold: cost (least cost, with `cost`), "
                         "balanced (max balanced accuracy: cost 1), keep95 (keep ≥ 95 % of answerable)",
-                        "measurement M12: balanced declined 40-47 % of answerable train questions "
+                        "experiment bench-m12-gate-cost: balanced declined 40-47 % of answerable train questions "
                         "(cross-validated); cost keeps them",
                         choices="glassrag.gate.calibrate:RULES")
     cost: float = setting(5.0, "how much worse a wrongly declined answerable question is than an "
                           "answered unanswerable one (rule cost)",
-                          "measurement M12 (bench/gate.py): the smallest c whose cross-validated share of "
+                          "experiment bench-m12-gate-cost (bench/gate.py): the smallest c whose cross-validated share of "
                           "answerable train questions declined is at most 5 % on the demo and SciFact-abstain",
                           low=0.0, above=True, high=1e6)
 
@@ -231,13 +233,13 @@ class GenerateSettings:
                            "the one model that installs from PyPI and runs here offline")
     model: str = setting("", "the model name an endpoint expects (unused by smollm2)", "none")
     labels: str = setting("title", "how passages are named to the model: title (title and locator) "
-                          "or numbered ([Document N])", "measurement G1 (docs/measurements.md)",
+                          "or numbered ([Document N])", "experiment bench-g1-labels (docs/measurements.md)",
                           choices="glassrag.generate.prompt:LABELS")
     passages: int = setting(5, "the first N of the packed passages are given to the model (0: all "
                             "that fit the budget)", "the k passages a user sees; all 13 that the budget "
                             "packed for a demo question made a 1,966-token prompt", low=0, high=1000)
     expand: int = setting(0, "neighbouring chunks attached on each side of a passage, for the "
-                          "generator only", "measurement G2", low=0, high=10)
+                          "generator only", "experiment bench-g2-expand", low=0, high=10)
     max_tokens: int = setting(96, "longest answer, in tokens", "a bound: the bundled model often runs on "
                               "after its answer (160 tokens on a one-sentence answer), and every token "
                               "costs time", low=1, high=4096)
