@@ -128,6 +128,22 @@ def test_compare_two_configurations(index):
     assert {"setting": "retrieve.retrievers", "a": ["bm25", "lsa"], "b": ["bm25"]} in result["settings"]
 
 
+def test_compare_shows_a_dense_stages_own_figures(index):
+    """vector_hit and mean top similarity of the LSA stage, question by question."""
+    a = evaluate(Pipeline(index), QUESTIONS)
+    sims = [r["stages"]["lsa"]["top_score"] for r in a.questions]
+    cutoff = (min(s for s in sims if s is not None) + max(s for s in sims if s is not None)) / 2
+    b = evaluate(Pipeline(index, index.config.with_overrides(lsa={"cutoff": cutoff})), QUESTIONS)
+    rows = {r["metric"]: r for r in compare_runs(a, b)["rows"]}
+    assert rows["lsa mean_top_similarity"]["a"] == pytest.approx(sum(s or 0.0 for s in sims) / len(sims))
+    assert rows["lsa mean_top_similarity"]["test"] == "paired randomisation"
+    assert rows["lsa vector_hit"]["test"] == "McNemar exact"
+    # a cutoff between the questions' best similarities leaves LSA with nothing on some
+    hit = rows["lsa vector_hit"]
+    assert hit["b"] < hit["a"] and hit["degraded"] == round((hit["a"] - hit["b"]) * len(QUESTIONS))
+    assert hit["improved"] == 0
+
+
 def with_declined(run, declined):
     """The run with its answerable questions' declined outcomes replaced."""
     data = run.to_dict()

@@ -193,6 +193,11 @@ def test_analytics_numbers_are_the_run_files(client: TestClient, demo_index: Pat
             assert cell["rank"] == records[row["id"]]["stages"].get(cell["stage"], {}).get("first_relevant_rank")
     gate = EmbeddedStore(demo_index).read().extra["gate"]
     assert data["gate"]["threshold"] == gate["threshold"] and data["gate"]["points"] == len(gate["sweep"])
+    # the observed LSA stage's own figures: did it return anything, how similar its best passage
+    table = data["stage_table"]
+    assert table["names"][-2:] == ["vector_hit", "mean_top_similarity"]
+    lsa = next(r for r in table["rows"] if r["stage"] == "lsa")["cells"]
+    assert lsa[-1]["value"] == runs["defaults-test"]["stages"]["lsa"]["mean_top_similarity"]["value"]
     html = client.get("/analytics").text
     assert 'href="/runs/defaults-test.json?index=demo"' in html and 'href="/runs/plain-test.json?index=demo"' in html
     assert '<svg class="sweep"' in html and html.count('class="series ') >= 6

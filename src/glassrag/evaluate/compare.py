@@ -19,9 +19,13 @@ from glassrag.schema import Run, better, flat_question_metrics
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
 
+DENSE = ("vector_hit", "mean_top_similarity")  # per-stage figures of dense retrievers
+
 
 def _binary(name: str) -> bool:
     base = name.split(" ")[-1]
+    if base == "mean_top_similarity":
+        return False
     return base.split("@")[0] in BINARY or base.startswith("declined")
 
 
@@ -41,16 +45,33 @@ def settings_changed(a: Run, b: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def dense_metrics(run: Run) -> dict[str, Any]:
+    """A dense stage's own figures, `"<stage> vector_hit"` and `"<stage> mean_top_similarity"`:
+    did it return anything, and how similar was its best passage (they move when the
+    embedder, its quantisation or a cutoff changes)."""
+    return {f"{stage} {m}": v for stage, metrics in run.stages.items() for m, v in metrics.items()
+            if m in DENSE}
+
+
+def dense_question_metrics(record: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    for stage, st in record.get("stages", {}).items():
+        if isinstance(st, dict) and st.get("family") == "dense":
+            out[f"{stage} vector_hit"] = float(st.get("top_score") is not None)
+            out[f"{stage} mean_top_similarity"] = float(st.get("top_score") or 0.0)
+    return out
+
+
 def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str = "A",
                  name_b: str = "B") -> dict[str, Any]:
     run_a = a if isinstance(a, Run) else Run.from_dict(a, name_a)
     run_b = b if isinstance(b, Run) else Run.from_dict(b, name_b)
-    qa = {r["id"]: flat_question_metrics(r) for r in run_a.questions}
-    qb = {r["id"]: flat_question_metrics(r) for r in run_b.questions}
+    qa = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)} for r in run_a.questions}
+    qb = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)} for r in run_b.questions}
     common = [q for q in qa if q in qb]
     if not common:
         raise RunFileError(f"{name_a} and {name_b} share no question", "compare runs of the same golden set")
-    ma, mb = run_a.flat_metrics(), run_b.flat_metrics()
+    ma, mb = {**run_a.flat_metrics(), **dense_metrics(run_a)}, {**run_b.flat_metrics(), **dense_metrics(run_b)}
     names = [m for m in ma if m in mb]
     rows = []
     flips: dict[str, dict[str, list[str]]] = {}

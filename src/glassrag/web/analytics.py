@@ -31,7 +31,8 @@ def metric_term(name: str) -> str:
     return {"hit": "any-hit", "answer_visible": "answer-visible", "source_recall": "source recall",
             "mrr": "MRR", "ndcg": "nDCG", "declined_unanswerable": "gate", "declined_answerable": "gate",
             "reader_accuracy": "reader", "reader_declined_unanswerable": "reader",
-            "budget_recall": "budget"}.get(base, "")
+            "budget_recall": "budget", "vector_hit": "vector hit",
+            "mean_top_similarity": "vector hit"}.get(base, "")
 
 
 def metric_order(k: int) -> list[str]:
@@ -161,6 +162,8 @@ class AnalyticsView:
         d = run.data or {}
         k = d.get("k", 5)
         names = [f"hit@{k}", "hit@10", "mrr@10", "recall@100", f"source_recall@{k}"]
+        if any("vector_hit" in m for m in d.get("stages", {}).values()):  # a dense stage's own figures
+            names += ["vector_hit", "mean_top_similarity"]
         rows = []
         for stage, metrics in d.get("stages", {}).items():
             kind = next((q["stages"][stage]["kind"] for q in d.get("questions", [])

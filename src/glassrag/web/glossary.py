@@ -22,6 +22,11 @@ TERMS: dict[str, tuple[str, str]] = {
     "LSA": ("Latent semantic analysis: a dense retriever without a neural model. TF-IDF vectors "
             "are projected on the top singular vectors of the term × passage matrix; words that "
             "occur in similar passages end up close.", "glassrag/dense/lsa.py"),
+    "vector hit": ("A dense stage's own figures: the share of questions for which it returned any "
+                   "passage (a similarity cutoff can leave it empty), and its mean top similarity, the "
+                   "cosine of its best passage averaged over the questions. Both move when the embedder, "
+                   "its quantisation or the cutoff changes; compare shows them run against run.",
+                   "stages.*.vector_hit, mean_top_similarity in a run file"),
     "observed retriever": ("A retriever that runs on every question, is drawn in the route and "
                            "measured in runs, but does not feed the answer. It shows what it would "
                            "have found at no risk to the answer.", "retrieve.observe"),
