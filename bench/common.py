@@ -63,7 +63,12 @@ def best_of(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:
     return best, result
 
 
-def save(name: str, data: dict) -> Path:
+def save(name: str, data: dict, seeds: dict[str, int] | None = None) -> Path:
+    """The result as bench/results/NAME.json, with where it came from: code version,
+    package versions, machine and seeds (glassrag/provenance.py)."""
+    from glassrag.provenance import provenance
+
+    data = {**data, "provenance": provenance(seeds or {"lsa.seed": 0})}
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=1) + "\n")
