@@ -8,10 +8,17 @@ when the sentence sits near the end, the window opens earlier so it is still ful
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
 from glassrag.chunk.units import sentence_spans
+
+
+@functools.lru_cache(maxsize=4096)
+def sentences(text: str) -> tuple[tuple[int, int], ...]:
+    """The sentence spans of a passage, kept for the next question that shows or reads it."""
+    return tuple(sentence_spans(text))
 
 
 def coverage(question_terms: set[str], sentence_terms: list[str]) -> float:
@@ -25,7 +32,7 @@ def best_sentence(text: str, question_terms: set[str],
                   analyze: Callable[[str], list[str]]) -> tuple[int, int, float]:
     """(start, end, coverage) of the sentence with the highest coverage; the first wins ties."""
     best = (0, len(text), -1.0)
-    for a, b in sentence_spans(text):
+    for a, b in sentences(text):
         c = coverage(question_terms, analyze(text[a:b]))
         if c > best[2]:
             best = (a, b, c)

@@ -26,9 +26,12 @@ class Retriever(Protocol):
 
 def hits_of(index: Index, stage: str, idx: np.ndarray, scores: np.ndarray) -> list[Hit]:
     """Hits ranked 1, 2, … from chunk rows and their scores, best first."""
-    chunk_id = index.chunk_id
-    return [Hit(chunk_id(i), float(s), r, stage)
-            for r, (i, s) in enumerate(zip(idx.tolist(), scores.tolist()), 1)]
+    stored = getattr(index.chunks, "ids", None)  # a stored table's ids: read all at once
+    if stored is not None:
+        ids = [b.decode("utf-8") for b in stored[idx].tolist()]
+    else:
+        ids = [index.chunk_id(i) for i in idx.tolist()]
+    return [Hit(cid, float(s), r, stage) for r, (cid, s) in enumerate(zip(ids, scores.tolist()), 1)]
 
 
 def exact_top(query: Query, name: str, search: ExactCosine, vector: np.ndarray, depth: int,
