@@ -310,10 +310,12 @@ class Pipeline:
                                             for h in packed.hits])
 
         cache = self.cache
-        if cache is not None and key is not None:  # both depend on the packed list only
+        if cache is not None and key is not None:
             made, reading = passages, read
             shown_key = cache.key(digest("passages", k, self.config.answer.excerpt_chars), key)
-            read_key = cache.key(digest("read", self.reader.params()), key)
+            # the reader depends on the packed chunks, in order, and the question's terms only
+            read_key = cache.key(digest("read", self.reader.params(), sorted(terms),
+                                        [h.chunk_id for h in packed.hits]))
             passages = lambda: list(self._cached(shown_key, query, lambda: tuple(made())))  # noqa: E731
             read = lambda: self._cached(read_key, query, reading)  # noqa: E731
         shown_passages = passages()
@@ -343,6 +345,18 @@ class Pipeline:
         text = chunk.text
         if terms is None:
             return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank)
+        if self.cache is None:
+            start, end, marks = self._excerpt(text, terms, question)
+        else:  # a chunk's excerpt for a question is the same whatever ranked it
+            excerpt_key = self.cache.key(digest("excerpt", self.config.answer.excerpt_chars, sorted(terms),
+                                                question, chunk.id))
+            start, end, marks = self._cached(excerpt_key, Query(question, []),
+                                             lambda: self._excerpt(text, terms, question))
+        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
+                       text[start:end], start, marks)
+
+    def _excerpt(self, text: str, terms: set[str], question: str) -> tuple[int, int, tuple[tuple[int, int], ...]]:
+        """The window shown of a chunk around its best sentence, and the answer words marked in it."""
         analyze = self.index.analyzer
         a, b, _ = best_sentence(text, terms, analyze)
         start, end = window(text, a, self.config.answer.excerpt_chars)
@@ -350,8 +364,7 @@ class Pipeline:
         if not asks_for_a_name(question):
             lo, hi = max(a, start), min(b, end)
             marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze))
-        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
-                       text[start:end], start, marks)
+        return start, end, marks
 
 
 class ChunkDocs(Mapping[str, str]):

@@ -40,7 +40,10 @@ class StageCache:
         self.misses = 0
 
     def key(self, stage_id: str, *inputs: str | None) -> str:
-        return digest(self.label, stage_id, inputs)
+        """The key of a stage (`stage_id`: a digest of its name, kind and params) given the
+        keys of its inputs."""
+        text = "\x1f".join([self.label, stage_id, *(i or "" for i in inputs)])
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
     def tokens(self, analyzer: dict[str, Any], question: str, analyze: Callable[[], list[str]]) -> list[str]:
         """The question's tokens, analysed once per analyzer."""
