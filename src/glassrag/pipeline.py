@@ -246,7 +246,7 @@ class Pipeline:
         """The gate's signals, looked up in the cache by the key of the ranking it reads."""
         if self.cache is None or key is None:
             return self.signals(query, trace)
-        return self._cached(self.cache.key(digest("signals", self.config.answer.k), key), query,
+        return self._cached(self.cache.key(f"signals k={self.config.answer.k}", key), query,
                             lambda: self.signals(query, trace))
 
     def _cached(self, key: str, query: Query, compute: Callable[[], Any]) -> Any:
@@ -312,10 +312,10 @@ class Pipeline:
         cache = self.cache
         if cache is not None and key is not None:
             made, reading = passages, read
-            shown_key = cache.key(digest("passages", k, self.config.answer.excerpt_chars), key)
+            shown_key = cache.key(f"passages k={k} excerpt={self.config.answer.excerpt_chars}", key)
             # the reader depends on the packed chunks, in order, and the question's terms only
-            read_key = cache.key(digest("read", self.reader.params(), sorted(terms),
-                                        [h.chunk_id for h in packed.hits]))
+            read_key = cache.key(f"read threshold={self.reader.threshold!r}", " ".join(sorted(terms)),
+                                 *[h.chunk_id for h in packed.hits])
             passages = lambda: list(self._cached(shown_key, query, lambda: tuple(made())))  # noqa: E731
             read = lambda: self._cached(read_key, query, reading)  # noqa: E731
         shown_passages = passages()
@@ -348,8 +348,8 @@ class Pipeline:
         if self.cache is None:
             start, end, marks = self._excerpt(text, terms, question)
         else:  # a chunk's excerpt for a question is the same whatever ranked it
-            excerpt_key = self.cache.key(digest("excerpt", self.config.answer.excerpt_chars, sorted(terms),
-                                                question, chunk.id))
+            excerpt_key = self.cache.key(f"excerpt {self.config.answer.excerpt_chars}", " ".join(sorted(terms)),
+                                         question, chunk.id)
             start, end, marks = self._cached(excerpt_key, Query(question, []),
                                              lambda: self._excerpt(text, terms, question))
         return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,

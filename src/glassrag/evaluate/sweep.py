@@ -157,6 +157,8 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
         variant = _variant(variants, stored, config, roots, index_dir, train, golden, caching, timing)
         evaluated.append(_evaluate(cname, point, config, variant, questions, train, golden, split,
                                    str(index_dir), calibrate, timing))
+        if i == 1:
+            check_metric(evaluated[0].run, metric)
     best, tied = choose(evaluated, metric, base)
     test_run = None
     if test:
@@ -226,9 +228,7 @@ def _evaluate(name: str, point: Point, config: Config, variant: Variant, questio
 def choose(evaluated: Sequence[Evaluated], metric: str, base: Config) -> tuple[Evaluated, list[str]]:
     """The best configuration by `metric` (its direction from schema.better), and the names of
     those tied with it; ties go to the one nearest `base`, then to the first in the grid."""
-    known = evaluated[0].run.flat_metrics()
-    if metric not in known:
-        raise ConfigError(f"unknown metric {metric!r}", "choose one of: " + ", ".join(known))
+    check_metric(evaluated[0].run, metric)
     sign = 1.0 if better(metric) == "higher" else -1.0
 
     def value(e: Evaluated) -> float:
@@ -239,6 +239,13 @@ def choose(evaluated: Sequence[Evaluated], metric: str, base: Config) -> tuple[E
     tied = [e for e in evaluated if value(e) == top]
     best = min(tied, key=lambda e: (distance(e.point, base), evaluated.index(e)))
     return best, [e.name for e in tied if e is not best]
+
+
+def check_metric(run: Run, metric: str) -> None:
+    """ConfigError listing the metrics a run has when `metric` is not one of them."""
+    known = run.flat_metrics()
+    if metric not in known:
+        raise ConfigError(f"unknown metric {metric!r}", "choose one of: " + ", ".join(known))
 
 
 def uncached_seconds(sweep: Sweep, questions: Sequence[Question], train: Sequence[Question],

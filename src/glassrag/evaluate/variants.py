@@ -73,13 +73,12 @@ class RememberingIndex(Index):
         self.analyzer = chunks.analyzer
         if self.lsa is not None:
             self.lsa.analyzer = self.analyzer
+        self._by_id = chunks.by_id
 
     def chunk(self, chunk_id: str) -> Chunk:
-        chunks = self.chunks
-        assert isinstance(chunks, RememberedChunks)
-        found = chunks.by_id.get(chunk_id)
+        found = self._by_id.get(chunk_id)
         if found is None:
-            found = chunks.by_id[chunk_id] = super().chunk(chunk_id)
+            found = self._by_id[chunk_id] = super().chunk(chunk_id)
         return found
 
 
