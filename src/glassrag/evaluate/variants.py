@@ -74,12 +74,19 @@ class RememberingIndex(Index):
         if self.lsa is not None:
             self.lsa.analyzer = self.analyzer
         self._by_id = chunks.by_id
+        self._words = chunks.words_by_id
 
     def chunk(self, chunk_id: str) -> Chunk:
         found = self._by_id.get(chunk_id)
         if found is None:
             found = self._by_id[chunk_id] = super().chunk(chunk_id)
         return found
+
+    def chunk_words(self, chunk_id: str) -> int:
+        words = self._words.get(chunk_id)
+        if words is None:
+            words = self._words[chunk_id] = super().chunk_words(chunk_id)
+        return words
 
 
 class RememberedChunks(Sequence[Chunk]):
@@ -90,6 +97,7 @@ class RememberedChunks(Sequence[Chunk]):
         self._kept: dict[int, Chunk] = {}
         self._positions: Any = None
         self.by_id: dict[str, Chunk] = {}
+        self.words_by_id: dict[str, int] = {}
         self.analyzer: RememberingAnalyzer | None = None
 
     def __len__(self) -> int:
