@@ -97,6 +97,9 @@ def print_sweep(data: dict[str, Any], target: Path) -> None:
         t = data["test"]
         out.print(f"test (evaluated once): {metric} {fmt(t['metric'] or {})} on {t['questions']} questions "
                   f"({t['run']})", markup=False)
+    elif data["split"] != "train":
+        out.print(f"test: not evaluated (the choice was made on the {data['split']} split, which holds the "
+                  "test questions)", markup=False)
     tm, cache = data["timing"], data["timing"]["cache"]
     line = (f"time: {tm['seconds']:.1f} s (indexes {tm['indexes_seconds']:.1f} s, gate calibration "
             f"{tm['calibration_seconds']:.1f} s, evaluation {tm['evaluation_seconds']:.1f} s); stage cache: "

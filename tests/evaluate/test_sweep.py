@@ -206,3 +206,13 @@ def test_a_sweep_folder_holds_a_run_per_configuration_the_choice_and_test_once(d
     assert data["timing"]["uncached_seconds"] > 0 and data["timing"]["cache"]["hits"] > 0
     assert data["provenance"]["machine"]["cpus"] >= 1
     assert not list(tmp_path.glob(".k1b*"))  # no temporary folder left
+
+
+def test_a_choice_made_on_test_questions_gets_no_test_run_and_an_empty_split_is_an_error(demo, tmp_path):
+    sweep = run_sweep(demo, demo_golden(), from_flags(["bm25.k1=1.5"]), split="test", calibrate=False)
+    assert sweep.test is None and sweep.to_dict()["test"] is None
+    empty = tmp_path / "golden.jsonl"
+    empty.write_text("\n".join(line for line in demo_golden().read_text(encoding="utf-8").splitlines()
+                               if '"split": "test"' in line) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="no questions in the train split"):
+        run_sweep(demo, empty, from_flags(["bm25.k1=1.5"]))

@@ -128,7 +128,8 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
               test: bool = True, caching: bool = True, measure_uncached: bool = False,
               calibrate: bool = True, name: str = "", progress: Progress | None = None) -> Sweep:
     """Evaluate every configuration of `grid` on `split` of `golden`, choose the best by
-    `metric`, evaluate it on the test split once (`test`). `base`: the settings every
+    `metric`, evaluate it on the test split once (`test`; only when the choice was made on
+    train). `base`: the settings every
     configuration starts from (default: the index's). `docs`: where to re-read the documents
     for index-time settings (default: the folders the index was read from). With
     `measure_uncached`, every configuration is evaluated again without any cache, to time it."""
@@ -140,7 +141,10 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
     base = base or stored.config
     golden = Path(golden)
     questions = _questions(golden, split, stored)
+    if not questions:
+        raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
     train = questions if split == "train" else _questions(golden, "train", stored)
+    test = test and split == "train"  # a choice made on test questions has no untouched test left
     points = grid.points()
     configs = [(n, p, configure(base, p)) for n, p in points]
     if any(c.generate.enabled for _, _, c in configs):
