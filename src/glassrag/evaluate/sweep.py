@@ -284,10 +284,10 @@ def write_sweep(sweep: Sweep, target: Path) -> Path:
     if tmp.exists():
         shutil.rmtree(tmp)
     (tmp / "runs").mkdir(parents=True)
-    for e in sweep.configs:
-        _write_json(tmp / "runs" / f"{e.name}.json", e.run.to_dict())
+    for e in sweep.configs:  # compact: a run file is read by programs (compare, the web app)
+        _write_json(tmp / "runs" / f"{e.name}.json", e.run.to_dict(deep=False), compact=True)
     if sweep.test is not None:
-        _write_json(tmp / "runs" / "best-test.json", sweep.test.to_dict())
+        _write_json(tmp / "runs" / "best-test.json", sweep.test.to_dict(deep=False), compact=True)
     _write_json(tmp / "sweep.json", sweep.to_dict())
     old = target.with_name(f".{target.name}.old")
     if target.exists():
@@ -300,5 +300,7 @@ def write_sweep(sweep: Sweep, target: Path) -> Path:
     return target
 
 
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+def _write_json(path: Path, data: Any, compact: bool = False) -> None:
+    text = (json.dumps(data, ensure_ascii=False, separators=(",", ":")) if compact
+            else json.dumps(data, ensure_ascii=False, indent=1))
+    path.write_text(text, encoding="utf-8")
