@@ -216,3 +216,18 @@ def test_a_choice_made_on_test_questions_gets_no_test_run_and_an_empty_split_is_
                                if '"split": "test"' in line) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="no questions in the train split"):
         run_sweep(demo, empty, from_flags(["bm25.k1=1.5"]))
+
+
+def test_glassrag_sweep_prints_the_table_the_choice_and_test_once(demo, tmp_path, capsys):
+    out = tmp_path / "gate-cost"
+    code = main(["sweep", "--index", str(demo), "--golden", str(demo_golden()), "--set", "gate.cost=2,5",
+                 "--metric", "answer hit@5", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "2 configurations on the train split of golden.jsonl, best first by answer hit@5" in printed
+    assert "← best" in printed and "best on train: " in printed
+    assert "test (evaluated once): answer hit@5" in printed and "stage outputs reused" in printed
+    data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    assert [c["settings"] for c in data["configs"]] == [{"gate.cost": 2.0}, {"gate.cost": 5.0}]
+    assert [c["gate"] for c in data["configs"]] == ["train", "index"]  # the index was calibrated at cost 5
+    assert data["timing"]["cache"]["hits"] > 0
