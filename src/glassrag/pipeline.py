@@ -255,12 +255,11 @@ class Pipeline:
         found = self.cache.get(key)
         if found is not None:
             value, left = found
-            for name, v in left.items():
-                query._cache.setdefault(name, v)
+            query.restore(left)
             return value
-        before = set(query._cache)
+        before = query.names()
         value = compute()
-        self.cache.put(key, (value, {n: v for n, v in query._cache.items() if n not in before}))
+        self.cache.put(key, (value, query.entries(besides=before)))
         return value
 
     def _generate(self, answer: Answer, packed: StageTrace) -> Answer:
