@@ -75,6 +75,7 @@ class RememberingIndex(Index):
             self.lsa.analyzer = self.analyzer
         self._by_id = chunks.by_id
         self._words = chunks.words_by_id
+        self.feature_facts = chunks.feature_facts  # the learned reranker's per-chunk facts
 
     def chunk(self, chunk_id: str) -> Chunk:
         found = self._by_id.get(chunk_id)
@@ -98,6 +99,7 @@ class RememberedChunks(Sequence[Chunk]):
         self._positions: Any = None
         self.by_id: dict[str, Chunk] = {}
         self.words_by_id: dict[str, int] = {}
+        self.feature_facts: dict[int, Any] = {}
         self.analyzer: RememberingAnalyzer | None = None
 
     def __len__(self) -> int:
