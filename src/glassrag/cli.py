@@ -787,6 +787,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", help="show the settings of this index")
     p.set_defaults(run=cmd_config)
 
+    from glassrag import sweep_cli
+
+    sweep_cli.add_parser(sub)
+
     p = sub.add_parser("demo", help="build the bundled demo index and ask its example questions")
     p.add_argument("--index", default=".glassrag/demo", help="where to build the demo index "
                                                              "(default .glassrag/demo)")

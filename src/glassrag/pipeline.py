@@ -15,13 +15,12 @@ from typing import Any, Callable, Iterator, Protocol
 from glassrag import threads
 from glassrag.config import Config
 from glassrag.dense.base import normalize_rows
-from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError, QueryError
 from glassrag.fuse import Weighted, make_fuser
 from glassrag.fuse.base import ScoreSource
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
-from glassrag.lexical.bm25 import BM25, top_k
+from glassrag.lexical.bm25 import BM25
 from glassrag.present import also_found_order
 from glassrag.present.excerpt import best_sentence, window
 from glassrag.present.highlight import answer_words, asks_for_a_name
@@ -30,16 +29,19 @@ from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent
+from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, make_retriever
 from glassrag.schema import SCORING_KINDS, Answer, Hit, Passage, Quote, StageTrace
+from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
 
-RETRIEVERS = ("bm25", "lsa")
+__all__ = ["RETRIEVERS", "RERANKERS", "Pipeline", "Stage"]
 RERANKERS = ("none", "auto", "learned", "cross-encoder")
 MAX_QUESTION_CHARS = 4000
 
 
 class Stage(Protocol):
-    """A stage after retrieval: reorders, filters or rescores a ranked list."""
+    """A stage: reorders, filters or rescores a ranked list (a retriever ranks every chunk
+    from the analysed question and is given an empty list; glassrag/retrieve/)."""
 
     name: str
     kind: str
@@ -50,11 +52,14 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """Built once per index and configuration; `run(question)` answers one question."""
+    """Built once per index and configuration; `run(question)` answers one question. With a
+    `cache` (glassrag/stage_cache.py), a stage whose input and settings were seen before is
+    looked up instead of run: the sweep shares one cache among the pipelines of its grid."""
 
-    def __init__(self, index: Index, config: Config | None = None) -> None:
+    def __init__(self, index: Index, config: Config | None = None, cache: StageCache | None = None) -> None:
         threads.configure()
         self.index = index
+        self.cache = cache
         self.config = c = config or index.config
         r = c.retrieve
         available = (*RETRIEVERS, *index.embeddings)
@@ -70,13 +75,11 @@ class Pipeline:
                               f"retrieve.observe_max_chunks ({r.observe_max_chunks:,}); "
                               f"{', '.join(self.observed)} not run")
             self.observed = []
-        if "lsa" in r.retrievers + self.observed and index.lsa is None:
-            raise ConfigError("the configuration asks for lsa but this index has no LSA model",
-                              "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
         self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b, index.bm25_weights(c.bm25.k1, c.bm25.b))
-        self._dense: ExactCosine | None = None  # LSA's unit vectors, made on first use
+        self.retrievers: dict[str, Retriever] = {name: make_retriever(name, index, c, self.bm25)
+                                                 for name in dict.fromkeys(r.retrievers + self.observed)}
         self._pool: ThreadPoolExecutor | None = None  # retrievers side by side, made once
-        self.neural: dict[str, tuple[Any, Any]] = {}  # name -> (embedder, search), built on first use
+        self._ids: dict[int, str] = {}  # id(stage) -> digest of its name, kind and params (cache keys)
         depth = r.depth
         self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
                       else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
@@ -99,12 +102,6 @@ class Pipeline:
             from glassrag.generate import Generator
 
             self.generator = Generator(index, c.generate)
-
-    @property
-    def dense(self) -> ExactCosine | None:
-        if self._dense is None and self.index.lsa is not None:
-            self._dense = ExactCosine(self.index.lsa.passage_vectors)
-        return self._dense
 
     # building ------------------------------------------------------------------------
 
@@ -159,87 +156,6 @@ class Pipeline:
 
     # retrieval -------------------------------------------------------------------------
 
-    def _bm25(self, query: Query) -> StageTrace:
-        t0 = time.perf_counter()
-        idx, scores = top_k(query.bm25_scores(self.bm25), self.config.retrieve.depth)
-        hits = self._hits("bm25", idx, scores)
-        missing = sorted({t for t in query.tokens if t not in self.index.counts.vocab})
-        notes = (f"not in the index: {', '.join(missing)}",) if missing else ()
-        return StageTrace("bm25", "retrieve", {**self.bm25.params(), "family": "lexical"},
-                          ("analyze",), hits, len(self.index.chunks), _ms(t0), notes)
-
-    def _lsa(self, query: Query) -> StageTrace:
-        t0 = time.perf_counter()
-        lsa, dense = self.index.lsa, self.dense
-        assert lsa is not None and dense is not None
-        vector = query.dense_vector("lsa", lambda: lsa.embed_tokens(query.tokens))
-        idx, scores, removed = self._exact(query, "lsa", dense, vector, self.config.lsa.cutoff)
-        notes = []
-        if not vector.any():
-            notes.append("no question word is in the LSA vocabulary: nothing to compare")
-        if removed:
-            notes.append(f"similarity cutoff {self.config.lsa.cutoff} removed {removed} hits")
-        params = {**lsa.params(), "cutoff": self.config.lsa.cutoff, "family": "dense"}
-        return StageTrace("lsa", "retrieve", params, ("analyze",), self._hits("lsa", idx, scores),
-                          len(self.index.chunks), _ms(t0), tuple(notes))
-
-    def _neural_parts(self, name: str) -> tuple[Any, Any]:
-        if name not in self.neural:
-            from glassrag.dense.neural import SentenceEmbedder
-
-            emb = self.index.embeddings[name]
-            p = emb.params
-            embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
-                                        p["quantize"], p["batch_size"], p.get("max_seq_length"))
-            if self.config.neural.search == "hnsw":
-                from glassrag.dense.ann import HNSWCosine
-
-                search: Any = HNSWCosine(emb.vectors)
-            elif self.config.neural.search == "exact":
-                search = ExactCosine(emb.vectors)
-            else:
-                raise ConfigError(f"unknown neural.search {self.config.neural.search!r}",
-                                  "choose one of: exact, hnsw")
-            self.neural[name] = (embedder, search)
-        return self.neural[name]
-
-    def _neural(self, name: str, query: Query) -> StageTrace:
-        t0 = time.perf_counter()
-        embedder, search = self._neural_parts(name)
-        first = embedder._model is None
-        vector = query.dense_vector(name, lambda: embedder.embed_query(query.question))
-        cutoff = self.config.neural.cutoff
-        from glassrag.dense.neural import one_blas_thread
-
-        with one_blas_thread():
-            if isinstance(search, ExactCosine):
-                idx, scores, removed = self._exact(query, name, search, vector, cutoff)
-            else:
-                idx, scores, removed = search.search(vector, self.config.retrieve.depth, cutoff)
-        notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
-                 *embedder.warnings()]
-        if removed:
-            notes.append(f"similarity cutoff {cutoff} removed {removed} hits")
-        if first and embedder.load_ms is not None:
-            notes.append(f"the model was loaded for this first question: {embedder.load_ms:.0f} ms "
-                         "of the time shown (a running server loads it once)")
-        params = {**embedder.params(), "cutoff": cutoff, "search": self.config.neural.search,
-                  "family": "dense"}
-        return StageTrace(name, "retrieve", params, ("analyze",), self._hits(name, idx, scores),
-                          len(self.index.chunks), _ms(t0), tuple(notes))
-
-    def _exact(self, query: Query, name: str, search: ExactCosine, vector: Any,
-               cutoff: float | None) -> tuple[Any, Any, int]:
-        """The top `depth` of every chunk's cosine, kept in the query's cache (as `sims:NAME`)
-        for fusion to read; a zero question vector (no known word) compares with nothing."""
-        sims = query.cached(f"sims:{name}", lambda: search.similarities(vector))
-        return search.top(sims if vector.any() else sims[:0], self.config.retrieve.depth, cutoff)
-
-    def _hits(self, stage: str, idx: Any, scores: Any) -> tuple[Hit, ...]:
-        chunk_id = self.index.chunk_id
-        return tuple(Hit(chunk_id(i), float(s), r, stage)
-                     for r, (i, s) in enumerate(zip(idx.tolist(), scores.tolist()), 1))
-
     def _source(self, name: str, query: Query) -> ScoreSource:
         """Retriever `name`'s score of any chunk for this question, and its corpus-wide range."""
         position = self.index.position
@@ -248,23 +164,20 @@ class Pipeline:
         else:
             full = query.peek(f"sims:{name}")
             if full is None:  # an approximate index: exact cosines of the asked chunks only
-                _, search = self._neural_parts(name)
+                retriever = self.retrievers[name]
+                assert isinstance(retriever, NeuralRetriever)
+                _, search = retriever.parts()
                 q = normalize_rows(query.peek(f"dense:{name}").reshape(1, -1))[0]
                 return ScoreSource(lambda ids: search.vectors[[position[c] for c in ids]] @ q,
                                    whole_corpus=False)
         low, high = (float(full.min()), float(full.max())) if full.size else (0.0, 0.0)
         return ScoreSource(lambda ids: full[[position[c] for c in ids]], low, high)
 
-    def _fuse(self, retrieved: list[StageTrace], query: Query) -> StageTrace:
-        t0 = time.perf_counter()
+    def _fuse(self, retrieved: list[StageTrace], query: Query) -> tuple[list[Hit], list[str]]:
         inputs = {t.name: list(t.hits) for t in retrieved}
         if isinstance(self.fuser, Weighted):
-            hits = self.fuser.fuse(inputs, {t.name: self._source(t.name, query) for t in retrieved})
-        else:
-            hits = self.fuser.fuse(inputs)
-        n_in = len({h.chunk_id for t in retrieved for h in t.hits[: self.config.retrieve.depth]})
-        return StageTrace("fuse", "fuse", self.fuser.params(), tuple(t.name for t in retrieved),
-                          tuple(hits), n_in, _ms(t0))
+            return self.fuser.fuse(inputs, {t.name: self._source(t.name, query) for t in retrieved}), []
+        return self.fuser.fuse(inputs), []
 
     # running ---------------------------------------------------------------------------
 
@@ -276,51 +189,78 @@ class Pipeline:
         if len(question) > MAX_QUESTION_CHARS:
             raise QueryError(f"the question is {len(question)} characters long; the limit is "
                              f"{MAX_QUESTION_CHARS}", "ask a shorter question")
-        tokens = self.index.analyzer(question)
+        analyzer = self.index.analyzer
+        if self.cache is not None:
+            tokens = self.cache.tokens(analyzer.params(), question, lambda: analyzer(question))
+        else:
+            tokens = analyzer(question)
         if not tokens:
             raise QueryError(
                 f"nothing searchable is left of {question!r} after removing stopwords "
                 f"({self.index.analyzer.stopwords} list)",
                 "add the words that matter: a name, a code, a topic")
-        trace = StageTrace("analyze", "analyze", self.index.analyzer.params(), (), (), 0, _ms(t0),
+        trace = StageTrace("analyze", "analyze", analyzer.params(), (), (), 0, _ms(t0),
                            (f"tokens: {' '.join(tokens)}", *self.notes))
         return Query(question, tokens), trace
 
     def run(self, question: str) -> Answer:
         query, analyzed = self.analyze(question)
-        stages: dict[str, Callable[[Query], StageTrace]] = {"bm25": self._bm25, "lsa": self._lsa}
-        for name in self.index.embeddings:
-            stages[name] = lambda q, name=name: self._neural(name, q)
+        caching = self.cache is not None
+        asked = digest("question", question) if caching else None  # every retriever's input key
         names = self.config.retrieve.retrievers
         everything = names + self.observed
-        if len(everything) > 1:
+        if len(everything) > 1 and not caching:
             if self._pool is None:  # one pool for the pipeline's life, not one per question
                 self._pool = ThreadPoolExecutor(max_workers=len(everything),
                                                 thread_name_prefix="glassrag-retrieve")
-            ran = list(self._pool.map(lambda n: stages[n](query), everything))
-        else:
-            ran = [stages[names[0]](query)]
-        retrieved = ran[: len(names)]
+            ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, analyzed, asked),
+                                      everything))
+        else:  # one retriever, or a cache (which attributes what each leaves in the query's cache)
+            ran = [self._step(self.retrievers[n], query, analyzed, asked) for n in everything]
+        key = digest("retrieved", self.bm25.params(), [k for _, k in ran]) if caching else None
+        retrieved = [t for t, _ in ran[: len(names)]]
         observed = [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))
-                    for t in ran[len(names):]]
+                    for t, _ in ran[len(names):]]
         trace = [analyzed, *retrieved, *observed]
         last = retrieved[0]
         if len(retrieved) > 1:
-            last = self._fuse(retrieved, query)
+            n_in = len({h.chunk_id for t in retrieved for h in t.hits[: self.config.retrieve.depth]})
+            last, key = self._step(_Fusion(self, retrieved), query, last, key, n_in)
+            last = replace(last, inputs=tuple(t.name for t in retrieved))
             trace.append(last)
         for stage in self.stages:
-            last = self._step(stage, query, last)
+            last, key = self._step(stage, query, last, key)
             trace.append(last)
         t0 = time.perf_counter()
-        signals = self.signals(query, trace)
+        signals = self._signals(query, trace, key)
         declined, why = self.gate.decide(signals)
         trace.append(StageTrace("gate", "gate", {**self.gate.params(), "signals": signals or {}},
                                 (last.name,), () if declined else last.hits, len(last.hits), _ms(t0),
                                 ("declined: " + why if declined else "passed: " + why,)))
-        packed = self._step(self.budget, query, last)
+        packed, packed_key = self._step(self.budget, query, last, key)
         trace.append(packed)
-        answer = self._answer(query, packed, trace, declined, why)
+        answer = self._answer(query, packed, trace, declined, why, packed_key)
         return self._generate(answer, packed) if self.generator else answer
+
+    def _signals(self, query: Query, trace: list[StageTrace], key: str | None) -> dict[str, float] | None:
+        """The gate's signals, looked up in the cache by the key of the ranking it reads."""
+        if self.cache is None or key is None:
+            return self.signals(query, trace)
+        return self._cached(self.cache.key(f"signals k={self.config.answer.k}", key), query,
+                            lambda: self.signals(query, trace))
+
+    def _cached(self, key: str, query: Query, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per key; what it left in the query's cache is kept and put back."""
+        assert self.cache is not None
+        found = self.cache.get(key)
+        if found is not None:
+            value, left = found
+            query.restore(left)
+            return value
+        before = query.names()
+        value = compute()
+        self.cache.put(key, (value, query.entries(besides=before)))
+        return value
 
     def _generate(self, answer: Answer, packed: StageTrace) -> Answer:
         """The generator writes from the packed passages, unless the gate declined."""
@@ -332,40 +272,69 @@ class Pipeline:
         generation, traced = self.generator.run(answer.question, packed.hits)
         return replace(answer, generation=generation, trace=(*answer.trace, traced))
 
-    def _step(self, stage: Stage, query: Query, previous: StageTrace) -> StageTrace:
+    def _step(self, stage: Stage, query: Query, previous: StageTrace, key: str | None = None,
+              n_in: int | None = None) -> tuple[StageTrace, str | None]:
+        """Run one stage on the previous stage's hits (or look its output up in the cache by
+        its settings and `key`, the key of its input); returns its trace and its own key."""
         t0 = time.perf_counter()
-        hits, notes = stage.apply(query, list(previous.hits))
+        n_in = getattr(stage, "searched", len(previous.hits)) if n_in is None else n_in
+        if self.cache is None or key is None:
+            hits, notes = stage.apply(query, list(previous.hits))
+            own = None
+        else:
+            own = self.cache.key(self._stage_id(stage), key)
+            hits, notes = self._cached(own, query, lambda: _frozen(stage.apply(query, list(previous.hits))))
         return StageTrace(stage.name, stage.kind, stage.params(), (previous.name,), tuple(hits),
-                          len(previous.hits), _ms(t0), tuple(notes))
+                          n_in, _ms(t0), tuple(notes)), own
+
+    def _stage_id(self, stage: Stage) -> str:
+        if isinstance(stage, _Fusion):  # made for each question: not kept by id
+            return digest(stage.name, stage.kind, stage.params())
+        if id(stage) not in self._ids:
+            self._ids[id(stage)] = digest(stage.name, stage.kind, stage.params())
+        return self._ids[id(stage)]
 
     def _answer(self, query: Query, packed: StageTrace, trace: list[StageTrace], declined: bool,
-                why: str) -> Answer:
+                why: str, key: str | None = None) -> Answer:
         t0 = time.perf_counter()
         k = self.config.answer.k
         terms = set(query.tokens)
         chosen = list(packed.hits[:k])
-        passages = [self.passage(h, rank, terms, query.question) for rank, h in enumerate(chosen, 1)]
+
+        def passages() -> list[Passage]:
+            return [self.passage(h, rank, terms, query.question) for rank, h in enumerate(chosen, 1)]
+
+        def read() -> Quote:
+            return self.reader.read(terms, [(h.chunk_id, self.index.chunk(h.chunk_id).text)
+                                            for h in packed.hits])
+
+        cache = self.cache
+        if cache is not None and key is not None:
+            made, reading = passages, read
+            shown_key = cache.key(f"passages k={k} excerpt={self.config.answer.excerpt_chars}", key)
+            # the reader depends on the packed chunks, in order, and the question's terms only
+            read_key = cache.key(f"read threshold={self.reader.threshold!r}", " ".join(sorted(terms)),
+                                 *[h.chunk_id for h in packed.hits])
+            passages = lambda: list(self._cached(shown_key, query, lambda: tuple(made())))  # noqa: E731
+            read = lambda: self._cached(read_key, query, reading)  # noqa: E731
+        shown_passages = passages()
         shown = () if declined else tuple(Hit(h.chunk_id, h.score, r, "answer")
                                           for r, h in enumerate(chosen, 1))
-        notes = ["declined: the nearest passages are listed as such"] if declined and passages else []
+        notes = ["declined: the nearest passages are listed as such"] if declined and shown_passages else []
         trace.append(StageTrace("answer", "select", {"k": k}, (packed.name,), shown,
                                 len(packed.hits), _ms(t0), tuple(notes)))
         t0 = time.perf_counter()
-        if declined:
-            quote = Quote("", "", 0.0, False, "not read: the gate declined")
-        else:
-            quote = self.reader.read(terms, [(h.chunk_id, self.index.chunk(h.chunk_id).text)
-                                             for h in packed.hits])
+        quote = Quote("", "", 0.0, False, "not read: the gate declined") if declined else read()
         trace.append(StageTrace("read", "read", self.reader.params(), (packed.name,), (),
                                 len(packed.hits), _ms(t0), (quote.why,)))
         if declined:
             reason = ("the documents do not appear to contain an answer (" + why + ")"
-                      if passages else "no passage matched any word of the question")
-            return Answer(query.question, None, tuple(passages), True, reason, tuple(trace), quote)
-        if not passages:
+                      if shown_passages else "no passage matched any word of the question")
+            return Answer(query.question, None, tuple(shown_passages), True, reason, tuple(trace), quote)
+        if not shown_passages:
             return Answer(query.question, None, (), True, "no passage matched any word of the question",
                           tuple(trace), quote)
-        first, rest = passages[0], passages[1:]
+        first, rest = shown_passages[0], shown_passages[1:]
         rest = also_found_order(rest, lambda p: p.doc_id, first.doc_id)
         return Answer(query.question, first, tuple(rest), False, "", tuple(trace), quote)
 
@@ -375,6 +344,18 @@ class Pipeline:
         text = chunk.text
         if terms is None:
             return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank)
+        if self.cache is None:
+            start, end, marks = self._excerpt(text, terms, question)
+        else:  # a chunk's excerpt for a question is the same whatever ranked it
+            excerpt_key = self.cache.key(f"excerpt {self.config.answer.excerpt_chars}", " ".join(sorted(terms)),
+                                         question, chunk.id)
+            start, end, marks = self._cached(excerpt_key, Query(question, []),
+                                             lambda: self._excerpt(text, terms, question))
+        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
+                       text[start:end], start, marks)
+
+    def _excerpt(self, text: str, terms: set[str], question: str) -> tuple[int, int, tuple[tuple[int, int], ...]]:
+        """The window shown of a chunk around its best sentence, and the answer words marked in it."""
         analyze = self.index.analyzer
         a, b, _ = best_sentence(text, terms, analyze)
         start, end = window(text, a, self.config.answer.excerpt_chars)
@@ -382,8 +363,7 @@ class Pipeline:
         if not asks_for_a_name(question):
             lo, hi = max(a, start), min(b, end)
             marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze))
-        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
-                       text[start:end], start, marks)
+        return start, end, marks
 
 
 class ChunkDocs(Mapping[str, str]):
@@ -407,6 +387,26 @@ class ChunkTexts(ChunkDocs):
 
     def __getitem__(self, chunk_id: str) -> str:  # type: ignore[override]
         return self.index.chunk(chunk_id).text
+
+
+class _Fusion:
+    """The fusion of the retrievers' lists as a stage (its input: their traces)."""
+
+    name = kind = "fuse"
+
+    def __init__(self, pipeline: Pipeline, retrieved: list[StageTrace]) -> None:
+        self.pipeline, self.retrieved = pipeline, retrieved
+
+    def params(self) -> dict[str, Any]:
+        return self.pipeline.fuser.params()
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        return self.pipeline._fuse(self.retrieved, query)
+
+
+def _frozen(output: tuple[list[Hit], list[str]]) -> tuple[tuple[Hit, ...], tuple[str, ...]]:
+    hits, notes = output
+    return tuple(hits), tuple(notes)
 
 
 def _ms(t0: float) -> float:

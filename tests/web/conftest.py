@@ -18,7 +18,9 @@ from starlette.testclient import TestClient  # noqa: E402
 from glassrag.config import Config  # noqa: E402
 from glassrag.demo import demo_docs, demo_golden  # noqa: E402
 from glassrag.evaluate.golden import load_golden  # noqa: E402
+from glassrag.evaluate.grid import from_flags  # noqa: E402
 from glassrag.evaluate.runs import evaluate  # noqa: E402
+from glassrag.evaluate.sweep import run_sweep, sweeps_folder, write_sweep  # noqa: E402
 from glassrag.evaluate.tune import calibrate_index, train_reranker  # noqa: E402
 from glassrag.indexer import build_index  # noqa: E402
 from glassrag.pipeline import Pipeline  # noqa: E402
@@ -27,6 +29,7 @@ from glassrag.web.server import create_app  # noqa: E402
 
 BASE_URL = "http://127.0.0.1"
 PLAIN = {"rerank": {"method": "none"}, "gate": {"enabled": False}}
+SWEEP = ["bm25.k1=0.9,1.5", "bm25.b=0.4,0.75,0.9"]  # sweeps/k1-b: a 2 × 3 grid on the train split
 
 
 def write_run(folder: Path, name: str, config: Config) -> dict:
@@ -44,7 +47,8 @@ def write_run(folder: Path, name: str, config: Config) -> dict:
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo handbook as `glassrag demo` builds it: reranker trained and gate calibrated on
-    the train split, and runs/defaults-test.json and runs/plain-test.json (no reranker, no gate)."""
+    the train split, and runs/defaults-test.json and runs/plain-test.json (no reranker, no gate),
+    and sweeps/k1-b/ (a k1 × b sweep)."""
     folder = tmp_path_factory.mktemp("web") / "demo"
     config = Config()
     index, report = build_index([demo_docs()], config)
@@ -56,6 +60,8 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     EmbeddedStore(folder).write(index)
     write_run(folder, "defaults-test", config)
     write_run(folder, "plain-test", config.with_overrides(**PLAIN))
+    sweep = run_sweep(folder, demo_golden(), from_flags(SWEEP), name="k1-b")
+    write_sweep(sweep, sweeps_folder(folder) / "k1-b")
     return folder
 
 

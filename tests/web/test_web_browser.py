@@ -180,6 +180,11 @@ def test_analytics_plots_render_and_a_lost_answer_is_three_clicks_away(page, liv
         assert box and box["width"] > 300
     assert page.locator("svg.sweep line.chosen").count() == 1
     assert page.locator("table.metrics svg.iv-bar").count() > 10
+    heat = page.locator("svg.heat")  # the k1 × b sweep (tests/web/conftest.py)
+    assert heat.is_visible() and heat.locator("g.cell").count() == 6
+    assert heat.locator("g.cell.best").count() == 1 and "★" in heat.locator("g.cell.best text").text_content()
+    cell = heat.locator("g.cell rect").first.bounding_box()
+    assert cell and cell["width"] > 40 and cell["height"] > 20
     bottom = page.locator(".calibration").bounding_box()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "analytics.png"), full_page=True,

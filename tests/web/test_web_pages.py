@@ -497,3 +497,37 @@ def test_ask_page_switches_generation_on(make_client, index_copy: Path):
     # the endpoint gone: a 503 that says what to start, not a traceback
     gone = make_client(index_copy).get("/ask.json?" + urlencode({"q": E4107, "generate.enabled": "true"}))
     assert gone.status_code == 503 and "nothing usable answers" in gone.text and "llama-server" in gone.text
+
+
+# sweeps --------------------------------------------------------------------------------------
+
+def test_the_sweep_heat_map_is_the_sweep_file(client: TestClient, demo_index: Path):
+    saved = json.loads((demo_index / "sweeps" / "k1-b" / "sweep.json").read_text(encoding="utf-8"))
+    data = client.get("/analytics.json").json()
+    sweep = next(s for s in data["sweeps"] if s["folder"] == "k1-b")
+    assert sweep["metric"] == saved["metric"] == "ranking mrr@10" and sweep["size"] == 6
+    heat = sweep["heat"]
+    assert heat["row_name"] == "bm25.k1" and heat["column_name"] == "bm25.b"
+    assert [c["label"] for c in heat["column_labels"]] == ["0.4", "0.75", "0.9"]
+    assert [c["label"] for c in heat["row_labels"]] == ["0.9", "1.5"]
+    by_settings = {(c["settings"]["bm25.k1"], c["settings"]["bm25.b"]): c["metric"]["value"]
+                   for c in saved["configs"]}
+    for cell in heat["cells"]:
+        assert cell["value"] == by_settings[(float(cell["row"]), float(cell["column"]))]
+    best = [c for c in heat["cells"] if c["best"]]
+    assert len(best) == 1 and best[0]["value"] == saved["best"]["metric"]["value"] == max(by_settings.values())
+    assert heat["cells"][0]["shade"].startswith("heat-")
+    html = client.get("/analytics").text
+    assert '<svg class="heat"' in html and html.count('<g class="cell') == 6 and 'class="cell best"' in html
+    assert "Test (evaluated once):" in html and "every configuration (6)" in html
+
+
+def test_a_broken_sweep_file_is_listed_not_fatal(make_client, index_copy: Path):
+    broken = index_copy / "sweeps" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "sweep.json").write_text("{not json", encoding="utf-8")
+    client = make_client(index_copy)
+    data = client.get("/analytics.json").json()
+    assert {"folder": "broken", "file": "sweeps/broken/sweep.json",
+            "problem": "not a glassrag sweep file"} in data["sweeps"]
+    assert "not a glassrag sweep file" in client.get("/analytics").text

@@ -38,10 +38,15 @@ class Judgement:
         excluded chunks are dropped from the ranking."""
         seen: set[str] = set()
         out = []
+        excluded, satisfies = self.excluded, self.satisfies
         for cid in chunk_ids:
-            if cid in self.excluded:
+            if cid in excluded:
                 continue
-            unit = next((u for u in self.satisfies.get(cid, ()) if u not in seen), None)
+            unit = None
+            for u in satisfies.get(cid, ()):  # the first unit this chunk satisfies not yet seen
+                if u not in seen:
+                    unit = u
+                    break
             if unit is None:
                 out.append("~" + cid)
             else:

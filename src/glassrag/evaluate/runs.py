@@ -54,10 +54,11 @@ def interval(name: str, values: Sequence[float]) -> dict[str, Any]:
 
 def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str = "",
              split: str = "all", index_path: str = "",
-             progress: Callable[[int, int], None] | None = None) -> Run:
-    """Run every question once and measure every stage."""
+             progress: Callable[[int, int], None] | None = None, judge: Judge | None = None) -> Run:
+    """Run every question once and measure every stage (`judge`: one already made for this
+    index, as a sweep shares among its configurations)."""
     index = pipeline.index
-    judge = Judge(index.chunks)
+    judge = judge or Judge(index.chunks)
     k = pipeline.config.answer.k
     names = stage_metric_names(k)
     started = time.perf_counter()

@@ -7,6 +7,7 @@ query sets.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 
@@ -102,10 +103,30 @@ def paired_randomization(x: Sequence[float], y: Sequence[float], resamples: int 
     return (count + 1) / (resamples + 1)
 
 
+# the draws of a bootstrap of at most this many indices (8 MB) are kept for the next interval
+KEPT_DRAWS_MAX = 1_000_000
+
+
 def _bootstrap_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    n = len(values)
+    blocks = _draws(n, resamples, seed) if n * resamples <= KEPT_DRAWS_MAX else _drawn(n, resamples, seed)
+    return np.concatenate([values[draws].mean(axis=1) for draws in blocks])
+
+
+def _drawn(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The bootstrap's draws, in blocks of rows of indices; they depend on n and the seed only."""
     rng = np.random.default_rng(seed)
-    return np.concatenate([values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1)
-                           for size in _blocks(resamples, len(values))])
+    return (rng.integers(0, n, size=(size, n)) for size in _blocks(resamples, n))
+
+
+@functools.lru_cache(maxsize=8)
+def _draws(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    """`_drawn`, kept: the intervals of every metric over the same questions (a run's, a
+    sweep's) share them."""
+    blocks = tuple(_drawn(n, resamples, seed))
+    for b in blocks:
+        b.flags.writeable = False
+    return blocks
 
 
 def mean_interval(values: Sequence[float], resamples: int = 10000, seed: int = 0,

@@ -19,6 +19,7 @@ from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
 from glassrag.rerank.learned import train
+from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
 Progress = Callable[[int, int], None]
@@ -91,11 +92,13 @@ def gate_rows(pipeline: Pipeline, questions: Sequence[Question], judge: Judge,
 
 def calibrate_index(index: Index, config: Config, questions: Sequence[Question], rule: str,
                     source: str, progress: Progress | None = None,
-                    cost: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The gate's calibration and the reader's, from one pass over the train split."""
+                    cost: float | None = None, cache: StageCache | None = None,
+                    judge: Judge | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The gate's calibration and the reader's, from one pass over the train split (`cache`
+    and `judge`: a sweep's, shared with its evaluations)."""
     train_qs = [q for q in questions if q.split == "train"]
-    pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)))
-    judge = Judge(index.chunks)
+    pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)), cache)
+    judge = judge or Judge(index.chunks)
     # the gate is calibrated on what it can lose: answerable questions whose answer the
     # ranking put in the top k (found), against unanswerable ones; an answerable question
     # whose answer was not found shows no answer either way and is left out

@@ -25,6 +25,7 @@ either population, where no interval can be trusted.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
@@ -58,11 +59,43 @@ def auroc_interval(positive: Sequence[float], negative: Sequence[float], resampl
     neg = np.asarray(negative, dtype=np.float64)
     if not pos.size or not neg.size:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    values = [auroc(pos[rng.integers(0, pos.size, pos.size)], neg[rng.integers(0, neg.size, neg.size)])
-              for _ in range(resamples)]
+    if pos.size * neg.size <= PAIRWISE_MAX:
+        values = resampled_auroc(pos, neg, *drawn_counts(pos.size, neg.size, resamples, seed))
+    else:
+        rng = np.random.default_rng(seed)
+        values = np.array([auroc(pos[rng.integers(0, pos.size, pos.size)],
+                                 neg[rng.integers(0, neg.size, neg.size)]) for _ in range(resamples)])
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
+
+
+# above this many (answerable, unanswerable) pairs the pairwise table would take too much
+# memory (8 bytes a pair) and each resample is ranked on its own instead
+PAIRWISE_MAX = 4_000_000
+
+
+@functools.lru_cache(maxsize=64)
+def drawn_counts(n_pos: int, n_neg: int, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """How often each positive and each negative is drawn in each resample (resamples × n):
+    the draws depend on the class sizes and the seed only, so intervals of many signals over
+    the same questions (a run's gate table, a calibration, a sweep) share them."""
+    rng = np.random.default_rng(seed)
+    pos, neg = np.zeros((resamples, n_pos)), np.zeros((resamples, n_neg))
+    for r in range(resamples):
+        pos[r] = np.bincount(rng.integers(0, n_pos, n_pos), minlength=n_pos)
+        neg[r] = np.bincount(rng.integers(0, n_neg, n_neg), minlength=n_neg)
+    pos.flags.writeable = neg.flags.writeable = False
+    return pos, neg
+
+
+def resampled_auroc(pos: np.ndarray, neg: np.ndarray, drawn_pos: np.ndarray,
+                    drawn_neg: np.ndarray) -> np.ndarray:
+    """The AUROC of every resample at once, equal to `auroc` of each (Mann-Whitney U):
+    with W[i, j] = 1 if pos[i] > neg[j], ½ if equal, 0 if below, and c₊, c₋ the times each
+    score was drawn in a resample, AUROC = c₊ᵀ W c₋ / (n₊ n₋)."""
+    wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    # counts and wins are small integers and halves: every sum is exact, in any order
+    return ((drawn_pos @ wins) * drawn_neg).sum(axis=1) / (pos.size * neg.size)
 
 
 def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
@@ -77,10 +110,14 @@ def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
     cuts += [float(x) for x in (finite[:-1] + finite[1:]) / 2.0]
     if finite.size:
         cuts.append(float(finite[-1]) + 1.0)
+    # kept: the answerable at or above t; declined: the unanswerable below t (counted by a
+    # binary search of each sorted class for all thresholds at once)
+    n_kept = a.size - np.searchsorted(np.sort(a), cuts, side="left")
+    n_declined = np.searchsorted(np.sort(u), cuts, side="left")
     rows = []
-    for t in cuts:
-        kept = float((a >= t).mean()) if a.size else 0.0
-        declined = float((u < t).mean()) if u.size else 0.0
+    for t, ka, du in zip(cuts, n_kept.tolist(), n_declined.tolist()):
+        kept = ka / a.size if a.size else 0.0
+        declined = du / u.size if u.size else 0.0
         rows.append({"threshold": t, "answerable_kept": kept, "unanswerable_declined": declined,
                      "balanced_accuracy": (kept + declined) / 2.0,
                      "cost": cost * (1.0 - kept) + (1.0 - declined)})

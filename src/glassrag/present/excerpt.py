@@ -8,10 +8,18 @@ when the sentence sits near the end, the window opens earlier so it is still ful
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Callable
 
 from glassrag.chunk.units import sentence_spans
+
+
+@functools.lru_cache(maxsize=4096)
+def sentences(text: str, analyze: Callable[[str], list[str]]) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """The sentences of a passage with their terms, kept for the next question that shows or
+    reads it (the analyzer is part of the key)."""
+    return tuple((a, b, frozenset(analyze(text[a:b]))) for a, b in sentence_spans(text))
 
 
 def coverage(question_terms: set[str], sentence_terms: list[str]) -> float:
@@ -25,8 +33,9 @@ def best_sentence(text: str, question_terms: set[str],
                   analyze: Callable[[str], list[str]]) -> tuple[int, int, float]:
     """(start, end, coverage) of the sentence with the highest coverage; the first wins ties."""
     best = (0, len(text), -1.0)
-    for a, b in sentence_spans(text):
-        c = coverage(question_terms, analyze(text[a:b]))
+    n = len(question_terms)
+    for a, b, terms in sentences(text, analyze):
+        c = len(question_terms & terms) / n if n else 0.0  # coverage(question_terms, terms)
         if c > best[2]:
             best = (a, b, c)
     return best if best[2] >= 0 else (0, len(text), 0.0)

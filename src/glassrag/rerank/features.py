@@ -41,7 +41,10 @@ class FeatureMaker:
         self.bm25 = bm25
         self.newest = index.newest_date()
         self.old = index.superseded()
-        self._cache: dict[int, tuple[float, float, float, set[str]]] = {}
+        # the facts depend on the index alone: an index that keeps them (a sweep's) shares
+        # them among the pipelines of all its configurations
+        kept = getattr(index, "feature_facts", None)
+        self._cache: dict[int, tuple[float, float, float, set[str]]] = {} if kept is None else kept
 
     def chunk_facts(self, row: int) -> tuple[float, float, float, set[str]]:
         """(age, superseded, position, heading terms) of chunk `row`."""

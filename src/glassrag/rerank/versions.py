@@ -44,8 +44,9 @@ class PreferCurrent:
         return {"mode": self.mode, "superseded": dict(self.old)}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        current = [h for h in hits if self.chunk_doc[h.chunk_id] not in self.old]
-        stale = [h for h in hits if self.chunk_doc[h.chunk_id] in self.old]
+        old = [self.chunk_doc[h.chunk_id] in self.old for h in hits]  # one lookup a hit
+        current = [h for h, o in zip(hits, old) if not o]
+        stale = [h for h, o in zip(hits, old) if o]
         if not stale:
             return hits, []
         docs = sorted({self.chunk_doc[h.chunk_id] for h in stale})

@@ -18,6 +18,7 @@ from glassrag.web.ask import ask_link
 from glassrag.web.catalog import RunFile, Source
 from glassrag.web.glossary import CAUSES, anchor
 from glassrag.web.plots import interval_bar, signed_bars, sweep_plot
+from glassrag.web.sweeps import sweeps
 
 _compare_lock = threading.Lock()
 _compared: dict[tuple[str, float, str, float], dict[str, Any]] = {}
@@ -77,6 +78,7 @@ class AnalyticsView:
             "by_kind": self._by_kind(sel) if sel else None,
             "gate": self._gate(),
             "reranker": self._reranker(),
+            "sweeps": sweeps(self.source.path),
         }
 
     # runs ----------------------------------------------------------------------------------

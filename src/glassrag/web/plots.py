@@ -91,3 +91,56 @@ def signed_bars(values: Sequence[float], half: float = 90.0) -> list[dict[str, f
         bars.append({"x": half if v >= 0 else half - length, "width": length, "zero": half,
                      "positive": v >= 0})
     return bars
+
+
+HEAT_CELL_W, HEAT_CELL_H = 78, 34
+HEAT_LEFT, HEAT_TOP, HEAT_BOTTOM = 118, 54, 12
+HEAT_SHADES = 8  # CSS classes heat-0 (lowest) … heat-7 (highest): no inline style under the CSP
+
+
+def heat_map(rows: tuple[str, Sequence[Any]], columns: tuple[str, Sequence[Any]],
+             values: dict[tuple[int, int], float | None], best: tuple[int, int] | None,
+             higher_is_better: bool = True) -> dict[str, Any]:
+    """A grid of cells, one per (row value, column value), each shaded by its value between
+    the grid's lowest and highest (eight shades, darker is better) and labelled with it; the
+    best cell outlined. `values[(i, j)]`: the value at row i, column j (None: not evaluated)."""
+    (row_name, row_values), (col_name, col_values) = rows, columns
+    known = [v for v in values.values() if v is not None]
+    low, high = (min(known), max(known)) if known else (0.0, 0.0)
+    cells = []
+    for i in range(len(row_values)):
+        for j in range(len(col_values)):
+            v = values.get((i, j))
+            if v is None:
+                shade = None
+            else:
+                share = (v - low) / (high - low) if high > low else 1.0
+                share = share if higher_is_better else 1.0 - share
+                shade = min(int(share * HEAT_SHADES), HEAT_SHADES - 1)
+            x, y = HEAT_LEFT + j * HEAT_CELL_W, HEAT_TOP + i * HEAT_CELL_H
+            cells.append({"x": x, "y": y, "w": HEAT_CELL_W, "h": HEAT_CELL_H, "value": v,
+                          "shade": "heat-none" if shade is None else f"heat-{shade}",
+                          "dark": shade is not None and shade >= HEAT_SHADES // 2,
+                          "label": "—" if v is None else f"{v:.3f}",
+                          "cx": x + HEAT_CELL_W / 2, "cy": y + HEAT_CELL_H / 2 + 4,
+                          "row": _label(row_values[i]), "column": _label(col_values[j]),
+                          "best": best == (i, j)})
+    width = HEAT_LEFT + len(col_values) * HEAT_CELL_W + 8
+    height = HEAT_TOP + len(row_values) * HEAT_CELL_H + HEAT_BOTTOM
+    return {"width": width, "height": height, "cells": cells, "row_name": row_name, "column_name": col_name,
+            "row_labels": [{"x": HEAT_LEFT - 8, "y": HEAT_TOP + i * HEAT_CELL_H + HEAT_CELL_H / 2 + 4,
+                            "label": _label(v)} for i, v in enumerate(row_values)],
+            "column_labels": [{"x": HEAT_LEFT + j * HEAT_CELL_W + HEAT_CELL_W / 2, "y": HEAT_TOP - 8,
+                               "label": _label(v)} for j, v in enumerate(col_values)],
+            "row_title": {"x": 8, "y": HEAT_TOP - 8}, "column_title": {"x": HEAT_LEFT, "y": 16},
+            "low": low, "high": high}
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return "+".join(map(str, value))
+    return "off" if value is None else str(value)

@@ -1,0 +1,48 @@
+"""LSA as a retriever stage: the top `depth` chunks by cosine with the question folded into
+the LSA space (glassrag/dense/lsa.py), after the optional similarity cutoff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glassrag.config import Config
+from glassrag.dense.exact import ExactCosine
+from glassrag.errors import ConfigError
+from glassrag.lexical.bm25 import BM25
+from glassrag.query import Query
+from glassrag.retrieve.base import exact_top, hits_of
+from glassrag.schema import Hit
+from glassrag.store.base import Index
+
+
+class LSARetriever:
+    name = "lsa"
+    kind = "retrieve"
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        if index.lsa is None:
+            raise ConfigError("the configuration asks for lsa but this index has no LSA model",
+                              "re-ingest with lsa among [retrieve] retrievers or observe, or drop it")
+        self.index, self.lsa = index, index.lsa
+        self.depth, self.cutoff = config.retrieve.depth, config.lsa.cutoff
+        self.searched = len(index.chunks)
+        self._search: ExactCosine | None = None  # the unit vectors, made on first use
+
+    @property
+    def search(self) -> ExactCosine:
+        if self._search is None:
+            self._search = ExactCosine(self.lsa.passage_vectors)
+        return self._search
+
+    def params(self) -> dict[str, Any]:
+        return {**self.lsa.params(), "cutoff": self.cutoff, "depth": self.depth, "family": "dense"}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        vector = query.dense_vector("lsa", lambda: self.lsa.embed_tokens(query.tokens))
+        idx, scores, removed = exact_top(query, "lsa", self.search, vector, self.depth, self.cutoff)
+        notes = []
+        if not vector.any():
+            notes.append("no question word is in the LSA vocabulary: nothing to compare")
+        if removed:
+            notes.append(f"similarity cutoff {self.cutoff} removed {removed} hits")
+        return hits_of(self.index, self.name, idx, scores), notes

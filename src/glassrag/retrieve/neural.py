@@ -1,0 +1,74 @@
+"""A neural embedding model as a retriever stage, named after the model: the top `depth`
+chunks by cosine with the embedded question, exact or by an HNSW index, after the optional
+similarity cutoff. The model is loaded on the first question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glassrag.config import Config
+from glassrag.dense.exact import ExactCosine
+from glassrag.errors import ConfigError
+from glassrag.query import Query
+from glassrag.retrieve.base import exact_top, hits_of
+from glassrag.schema import Hit
+from glassrag.store.base import Index
+
+SEARCHES = ("exact", "hnsw")
+
+
+class NeuralRetriever:
+    kind = "retrieve"
+
+    def __init__(self, index: Index, config: Config, name: str) -> None:
+        if config.neural.search not in SEARCHES:
+            raise ConfigError(f"unknown neural.search {config.neural.search!r}",
+                              f"choose one of: {', '.join(SEARCHES)}")
+        self.name, self.index = name, index
+        self.embedding = index.embeddings[name]
+        self.depth, self.cutoff = config.retrieve.depth, config.neural.cutoff
+        self.search_kind = config.neural.search
+        self.searched = len(index.chunks)
+        self._parts: tuple[Any, Any] | None = None  # (embedder, search), built on first use
+
+    def parts(self) -> tuple[Any, Any]:
+        """The embedder and the search over the chunk vectors, made once."""
+        if self._parts is None:
+            from glassrag.dense.neural import SentenceEmbedder
+
+            p = self.embedding.params
+            embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
+                                        p["quantize"], p["batch_size"], p.get("max_seq_length"))
+            if self.search_kind == "hnsw":
+                from glassrag.dense.ann import HNSWCosine
+
+                search: Any = HNSWCosine(self.embedding.vectors)
+            else:
+                search = ExactCosine(self.embedding.vectors)
+            self._parts = (embedder, search)
+        return self._parts
+
+    def params(self) -> dict[str, Any]:
+        embedder, _ = self.parts()
+        return {**embedder.params(), "cutoff": self.cutoff, "search": self.search_kind,
+                "depth": self.depth, "family": "dense"}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        embedder, search = self.parts()
+        first = embedder._model is None
+        vector = query.dense_vector(self.name, lambda: embedder.embed_query(query.question))
+        from glassrag.dense.neural import one_blas_thread
+
+        with one_blas_thread():
+            if isinstance(search, ExactCosine):
+                idx, scores, removed = exact_top(query, self.name, search, vector, self.depth, self.cutoff)
+            else:
+                idx, scores, removed = search.search(vector, self.depth, self.cutoff)
+        notes = [f"query instruction {embedder.query_instruction!r} ({embedder.family})",
+                 *embedder.warnings()]
+        if removed:
+            notes.append(f"similarity cutoff {self.cutoff} removed {removed} hits")
+        if first and embedder.load_ms is not None:
+            notes.append(f"the model was loaded for this first question: {embedder.load_ms:.0f} ms "
+                         "of the time shown (a running server loads it once)")
+        return hits_of(self.index, self.name, idx, scores), notes
