@@ -35,13 +35,15 @@ def read_evidence(log: Path, name: str) -> dict[str, Any] | None:
 
 
 def run_experiments(log: Path, experiments: list[Experiment],
-                    progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Measure each experiment and write its evidence (atomically, one file each)."""
+                    progress: Callable[[str], None] | None = None,
+                    only: list[str] | None = None) -> list[dict[str, Any]]:
+    """Measure each experiment and write its evidence (atomically, one file each); with
+    `only`, measure those corpora and keep the others' figures from the last evidence."""
     work = work_folder(log)
     measurer = Measurer(Bench(work), load_corpora(log), work / "runs", progress)
     results = []
     for experiment in experiments:
-        evidence = measurer.measure(experiment)
+        evidence = measurer.measure(experiment, only, read_evidence(log, experiment.name) if only else None)
         target = evidence_path(log, experiment.name)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")

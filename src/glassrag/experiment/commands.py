@@ -26,6 +26,9 @@ def add_parser(sub: Any) -> None:
     e = ex.add_parser("run", help="measure experiments on their corpora and write their evidence")
     e.add_argument("names", nargs="*", help="experiment names (the TOML files' names)")
     e.add_argument("--all", action="store_true", help="every experiment of the log")
+    e.add_argument("--corpus", action="append", metavar="NAME",
+                   help="measure only this corpus (repeatable); the others' figures are kept from the "
+                        "last evidence, each with the provenance of the run that measured it")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
     e.set_defaults(run=cmd_run)
     e = ex.add_parser("report", help="generate docs/measurements.md from the log and its evidence")
@@ -55,7 +58,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
     chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
     differ = 0
-    for evidence in run_experiments(args.log, chosen, lambda message: err.print(f"[dim]{message}[/dim]")):
+    for evidence in run_experiments(args.log, chosen, lambda message: err.print(f"[dim]{message}[/dim]"),
+                                    args.corpus):
         differ += not evidence["reproduced"]
         out.print(f"[bold]{evidence['name']}[/bold]: {evidence['verdict']}"
                   + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")

@@ -152,7 +152,9 @@ class Bench:
             questions = corpus.questions(self.work)
             if config.rerank.method in ("auto", "learned"):
                 index.extra["reranker"] = train_reranker(index, config, questions, corpus.name)
-            if config.gate.enabled:
+            # like a user's index that was never calibrated: without unanswerable train
+            # questions (plain SciFact) there is nothing to calibrate the gate on
+            if config.gate.enabled and any(not q.answerable for q in questions if q.split == "train"):
                 gate, reader = calibrate_index(index, config, questions, config.gate.rule, corpus.name)
                 index.extra.update(gate=gate, reader=reader)
             self._fitted[key] = index

@@ -54,7 +54,11 @@ class Measurer:
             self._done[key] = evaluate(Pipeline(index, config), questions, corpus.name, split, corpus.name)
         return self._done[key]
 
-    def measure(self, experiment: Experiment) -> dict[str, Any]:
+    def measure(self, experiment: Experiment, only: list[str] | None = None,
+                before: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The evidence of `experiment`; with `only`, just those corpora are measured and the
+        others are kept from `before` (the evidence written last), each corpus with the
+        provenance of the run that measured it, and the verdict decided over all of them."""
         if not experiment.measured:
             raise ConfigError(f"{experiment.name} is a benchmark's entry, not an experiment",
                               f"reproduce it with: {experiment.command}")
@@ -65,7 +69,12 @@ class Measurer:
         started = time.perf_counter()
         baseline, changed = experiment.configs()
         per_corpus: dict[str, Any] = {}
+        seeds = {"lsa.seed": baseline.lsa.seed, "bootstrap": 0, "randomisation": 0}
         for name in experiment.corpora:
+            kept = (before or {}).get("corpora", {}).get(name)
+            if only is not None and name not in only and kept is not None:
+                per_corpus[name] = {"provenance": (before or {}).get("provenance"), **kept}
+                continue
             corpus = self.corpora[name]
             missing = corpus.missing()
             if missing:
@@ -75,7 +84,7 @@ class Measurer:
             a = self.run(corpus, baseline, experiment.split)
             self.progress(f"{experiment.name}: {name} change")
             b = self.run(corpus, changed, experiment.split)
-            per_corpus[name] = self._corpus(experiment, name, a, b)
+            per_corpus[name] = {**self._corpus(experiment, name, a, b), "provenance": provenance(seeds)}
         verdict, reason = decide(experiment, per_corpus)
         return {"name": experiment.name, "title": experiment.title, "metric": experiment.metric,
                 "also": list(experiment.also), "split": experiment.split,
@@ -84,8 +93,7 @@ class Measurer:
                 "reproduced": verdict == experiment.verdict and not any(
                     "skipped" in c for c in per_corpus.values()),
                 "corpora": per_corpus, "seconds": round(time.perf_counter() - started, 1),
-                "provenance": provenance({"lsa.seed": baseline.lsa.seed, "bootstrap": 0,
-                                          "randomisation": 0})}
+                "provenance": provenance(seeds)}
 
     def _corpus(self, experiment: Experiment, name: str, a: Run, b: Run) -> dict[str, Any]:
         from glassrag.evaluate.runs import write_run_file
@@ -149,6 +157,15 @@ def decide(experiment: Experiment, per_corpus: dict[str, Any]) -> tuple[str, str
         return ", ".join(f"{c} ({measured[c]['diff']:+.3f}, p = {measured[c]['p_holm']:.3g})" for c in cs)
 
     m = experiment.metric
+    verdict, reason = _rule(m, names, better, worse, also_better, also_worse, said, measured)
+    moved = [f"{', '.join(xs)} {word}" for xs, word in ((also_better, "better"), (also_worse, "worse"))
+             if xs and ", ".join(xs) not in reason]
+    return verdict, reason + (f"; also: {'; '.join(moved)}" if moved else "")
+
+
+def _rule(m: str, names: list[str], better: list[str], worse: list[str], also_better: list[str],
+          also_worse: list[str], said: Callable[[list[str]], str],
+          measured: dict[str, Any]) -> tuple[str, str]:
     if better and not worse and not also_worse:
         if len(better) >= 2 or len(names) == 1:
             return "kept", f"{m} better on {said(better)}; worse nowhere"
