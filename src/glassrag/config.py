@@ -126,6 +126,12 @@ class BM25Settings:
                         "bench/scifact_bm25.py); literature: 0.9 (Pyserini BEIR)", low=0.0, high=100.0)
     b: float = setting(0.4, "length normalisation", "experiment bench-m04-bm25; Pyserini BEIR uses 0.4 too",
                        low=0.0, high=1.0)
+    rm3_docs: int = setting(10, "retriever bm25-rm3: first-pass chunks taken as relevant",
+                            "Pyserini's RM3 default for BEIR (fb_docs)", low=1, high=1000)
+    rm3_terms: int = setting(10, "retriever bm25-rm3: words kept from the relevance model",
+                             "Pyserini's RM3 default (fb_terms)", low=1, high=1000)
+    rm3_weight: float = setting(0.5, "retriever bm25-rm3: weight λ of the question's own words",
+                                "Pyserini's RM3 default (original_query_weight)", low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)
