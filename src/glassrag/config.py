@@ -180,6 +180,9 @@ class RerankSettings:
                         "experiments bench-m08-reranker and bench-m11-gate measured the reranker at 20 "
                         "(no other pool was measured)",
                         low=1, high=10_000)
+    neighbours: int = setting(0, "learned reranker: chunks on each side of every shortlisted chunk (same "
+                              "document) that join the shortlist", "experiment neighbours-shortlist",
+                              low=0, high=10)
     model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
                          "none bundled")
     blend: float = setting(0.0, "cross-encoder: weight kept for the first-stage score (0: cross-encoder only)",

@@ -128,7 +128,8 @@ class Pipeline:
             from glassrag.rerank.features import FeatureMaker
             from glassrag.rerank.learned import LearnedReranker
 
-            stages.append(LearnedReranker(model, FeatureMaker(index, self.bm25), c.rerank.pool))
+            stages.append(LearnedReranker(model, FeatureMaker(index, self.bm25), c.rerank.pool,
+                                          c.rerank.neighbours))
         elif method == "cross-encoder":
             from glassrag.rerank.cross_encoder import CrossEncoderReranker
 

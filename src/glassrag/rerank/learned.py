@@ -44,17 +44,19 @@ class LearnedReranker:
     name = "rerank"
     kind = "rerank"
 
-    def __init__(self, model: dict[str, Any], features: FeatureMaker, pool: int = 20) -> None:
+    def __init__(self, model: dict[str, Any], features: FeatureMaker, pool: int = 20,
+                 neighbours: int = 0) -> None:
         self.model = model
         self.features = features
         self.pool = pool
+        self.neighbours = neighbours  # chunks each side of a shortlisted one that join it
         self.mean = np.asarray(model["mean"])
         self.std = np.asarray(model["std"])
         self.weights = np.asarray(model["weights"])
         self.bias = float(model["bias"])
 
     def params(self) -> dict[str, Any]:
-        return {"method": "learned", "pool": self.pool,
+        return {"method": "learned", "pool": self.pool, "neighbours": self.neighbours,
                 "weights": dict(zip(self.model["features"], self.model["weights"])),
                 "bias": self.bias}
 
@@ -66,6 +68,13 @@ class LearnedReranker:
         head, tail = hits[: self.pool], hits[self.pool:]
         if not head:
             return hits, []
+        notes = []
+        if self.neighbours:
+            from glassrag.rerank.neighbours import with_neighbours
+
+            size = len(head)
+            head, tail = with_neighbours(self.features.index, head, tail, self.neighbours, self.name)
+            notes.append(f"{len(head) - size} neighbouring chunk(s) joined the shortlist")
         probs = self.score(query, head)
         order = np.argsort(-probs, kind="stable")
         out = [Hit(head[i].chunk_id, float(probs[i]), r, self.name,
@@ -74,7 +83,7 @@ class LearnedReranker:
         # beyond the pool, keep the input order below every reranked chunk
         out += [Hit(h.chunk_id, 0.0, len(out) + j, self.name, {**h.detail, "input_rank": h.rank})
                 for j, h in enumerate(tail, 1)]
-        return out, [f"reranked the top {len(head)}; scores are probabilities of relevance"]
+        return out, [f"reranked the top {len(head)}; scores are probabilities of relevance", *notes]
 
 
 def train(rows: np.ndarray, labels: np.ndarray, l2: float = 1.0) -> dict[str, Any]:
