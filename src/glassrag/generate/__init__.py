@@ -36,15 +36,9 @@ class Generator:
                 "max_tokens": s.max_tokens, "temperature": s.temperature, "seed": s.seed}
 
     def neighbours(self, chunk: Chunk) -> dict[tuple[str, int], Chunk]:
-        """The chunks up to `expand` places before and after `chunk` in its document (an
-        index keeps each document's chunks together, in order)."""
-        chunks, row, width = self.index.chunks, self.index.position[chunk.id], self.settings.expand
-        out = {}
-        for r in range(max(0, row - width), min(len(chunks), row + width + 1)):
-            c = chunks[r]
-            if c.doc_id == chunk.doc_id and abs(c.position - chunk.position) <= width:
-                out[(c.doc_id, c.position)] = c
-        return out
+        """The chunks up to `expand` places before and after `chunk` in its document, itself
+        included, by (document, position)."""
+        return {(c.doc_id, c.position): c for c in self.index.around(chunk.id, self.settings.expand)}
 
     def run(self, question: str, packed: Sequence[Hit]) -> tuple[Generation, StageTrace]:
         s = self.settings

@@ -13,17 +13,8 @@ from glassrag.store.base import Index
 
 
 def neighbours_of(index: Index, chunk_id: str, width: int) -> list[str]:
-    """The ids of the chunks up to `width` places before and after `chunk_id` in its
-    document (an index keeps each document's chunks together, in order)."""
-    row, chunks = index.position[chunk_id], index.chunks
-    here = chunks[row]
-    out = []
-    for r in range(max(0, row - width), min(len(chunks), row + width + 1)):
-        if r != row:
-            c = chunks[r]
-            if c.doc_id == here.doc_id and abs(c.position - here.position) <= width:
-                out.append(c.id)
-    return out
+    """The ids of the chunks up to `width` places before and after `chunk_id` in its document."""
+    return [c.id for c in index.around(chunk_id, width) if c.id != chunk_id]
 
 
 def with_neighbours(index: Index, head: list[Hit], tail: list[Hit], width: int,

@@ -88,6 +88,18 @@ class Index:
     def chunk(self, chunk_id: str) -> Chunk:
         return self.chunks[self.position[chunk_id]]
 
+    def around(self, chunk_id: str, width: int) -> list[Chunk]:
+        """The chunks up to `width` places before and after `chunk_id` in its document, itself
+        included, in order (an index keeps each document's chunks together, in order)."""
+        row, chunks = self.position[chunk_id], self.chunks
+        here = chunks[row]
+        out = []
+        for r in range(max(0, row - width), min(len(chunks), row + width + 1)):
+            c = chunks[r]
+            if c.doc_id == here.doc_id and abs(c.position - here.position) <= width:
+                out.append(c)
+        return out
+
     def chunk_id(self, row: int) -> str:
         id_of = getattr(self.chunks, "id_of", None)
         return id_of(row) if id_of is not None else self.chunks[row].id
