@@ -53,6 +53,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from glassrag.experiment import find, load_all, run_experiments
+    from glassrag.experiment.measure import metric_rows
 
     if args.all == bool(args.names):
         raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
@@ -64,17 +65,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         out.print(f"[bold]{evidence['name']}[/bold]: {evidence['verdict']}"
                   + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")
                   + f" — {evidence['reason']} [{evidence['seconds']} s]")
-        for corpus, c in evidence["corpora"].items():
-            if "skipped" in c:
-                out.print(f"  {corpus}: skipped, {c['skipped']}")
+        for corpus, metric, m, why in metric_rows(evidence):
+            if m is None:
+                out.print(f"  {corpus}: {metric or ''} {why}")
                 continue
-            for metric, m in c["metrics"].items():
-                if not m["measured"]:
-                    out.print(f"  {corpus}: {metric} not measured (no such labels)")
-                    continue
-                out.print(f"  {corpus}: {metric} {m['baseline']['value']:.3f} → {m['change']['value']:.3f} "
-                          f"({m['diff']:+.3f}; {m['improved']} better, {m['degraded']} worse; "
-                          f"p = {m['p']:.3g}, {m['test']})")
+            out.print(f"  {corpus}: {metric} {m['baseline']['value']:.3f} → {m['change']['value']:.3f} "
+                      f"({m['diff']:+.3f}; {m['improved']} better, {m['degraded']} worse; "
+                      f"p = {m['p']:.3g}, {m['test']})")
     out.print(f"evidence written to {args.log / 'results'}/")
     return 1 if differ else 0
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
@@ -122,6 +122,17 @@ class Measurer:
                 "ranking_stage": {"baseline": a.ranking.stage, "change": b.ranking.stage},
                 "settings": compared["settings"],
                 "runs": {side: str(p) for side, p in paths.items()}}
+
+
+def metric_rows(evidence: dict[str, Any]) -> Iterator[tuple[str, str | None, dict[str, Any] | None, str]]:
+    """(corpus, metric, its figures, why not) for each corpus and metric of the evidence: figures
+    None and a reason when the corpus was skipped (metric None) or the metric not measured."""
+    for corpus, c in evidence["corpora"].items():
+        if "skipped" in c:
+            yield corpus, None, None, f"skipped: {c['skipped']}"
+            continue
+        for metric, m in c["metrics"].items():
+            yield (corpus, metric, m, "") if m["measured"] else (corpus, metric, None, "not measured here")
 
 
 def _value(m: dict[str, Any]) -> dict[str, Any]:

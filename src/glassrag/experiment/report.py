@@ -15,7 +15,7 @@ from typing import Any
 from glassrag.experiment import load_all, read_evidence
 from glassrag.experiment.corpora import load_corpora
 from glassrag.experiment.log import VERDICTS, Experiment
-from glassrag.experiment.measure import ALPHA
+from glassrag.experiment.measure import ALPHA, metric_rows
 
 HEADER = """# Measurements behind the defaults
 
@@ -80,18 +80,14 @@ def experiment_part(e: Experiment, evidence: dict[str, Any] | None, corpora: dic
     out += [f"**Verdict: {verdict}**{mark}. {evidence['reason']}.", ""]
     out += ["| corpus | metric | baseline | change | difference | better / worse | p (test) |",
             "|---|---|---|---|---|---|---|"]
-    for name, c in evidence["corpora"].items():
-        if "skipped" in c:
-            out.append(f"| {name} | – | skipped: {c['skipped']} | | | | |")
+    for name, metric, m, why in metric_rows(evidence):
+        if m is None:
+            out.append(f"| {name} | {metric or '–'} | {why} | | | | |")
             continue
-        for metric, m in c["metrics"].items():
-            if not m["measured"]:
-                out.append(f"| {name} | {metric} | not measured here | | | | |")
-                continue
-            p = m.get("p_holm", m["p"])
-            out.append(f"| {name} | {metric} | {_cell(m['baseline'])} | {_cell(m['change'])} | "
-                       f"{m['diff']:+.3f} | +{m['improved']} / −{m['degraded']} | "
-                       f"{p:.3g} ({'Holm, ' if 'p_holm' in m else ''}{m['test']}) |")
+        p = m.get("p_holm", m["p"])
+        out.append(f"| {name} | {metric} | {_cell(m['baseline'])} | {_cell(m['change'])} | "
+                   f"{m['diff']:+.3f} | +{m['improved']} / −{m['degraded']} | "
+                   f"{p:.3g} ({'Holm, ' if 'p_holm' in m else ''}{m['test']}) |")
     thresholds = [(n, c["gate"]) for n, c in evidence["corpora"].items() if "gate" in c]
     moved = [(n, g) for n, g in thresholds if g["baseline"]["threshold"] != g["change"]["threshold"]]
     if moved:
