@@ -48,7 +48,8 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
     metric = metric or (experiments[0]["metric"] if experiments else None)
     if metric and metrics and metric not in metrics:
         raise ConfigError(f"no experiment reports {metric!r}", f"choose one of: {', '.join(metrics)}")
-    groups = {v: [x for x in experiments if x["verdict"] == v] for v in ("kept", "one corpus only", "trade", "rejected")}
+    groups = [{"verdict": v, "tone": TONE[v], "experiments": [x for x in experiments if x["verdict"] == v]}
+              for v in TONE]
     return {"log": str(log), "corpora": {n: c.title for n, c in corpora.items()}, "experiments": experiments,
             "groups": groups, "benchmarks": benchmarks, "metrics": metrics, "metric": metric,
             "chart": effect_chart(experiments, metric, list(corpora)) if metric else {}}
