@@ -119,6 +119,14 @@ class Bench:
     def __init__(self, work: Path) -> None:
         self.work = work
         self._fitted: dict[tuple[str, str], Index] = {}
+        self._questions: dict[str, list[Question]] = {}
+        self._files: dict[str, str] = {}
+
+    def questions(self, corpus: Corpus) -> list[Question]:
+        """The corpus's train and test questions, read once."""
+        if corpus.name not in self._questions:
+            self._questions[corpus.name] = corpus.questions(self.work)
+        return self._questions[corpus.name]
 
     def index(self, corpus: Corpus, config: Config) -> Index:
         """The index of `corpus` with `config`'s index-time settings: read from the work
@@ -127,7 +135,9 @@ class Bench:
         from glassrag.store import EmbeddedStore
 
         sources = corpus.sources(self.work)
-        key = digest({"settings": index_settings(config), "files": _files_digest(sources),
+        if corpus.name not in self._files:  # the corpus's files hashed once per bench
+            self._files[corpus.name] = _files_digest(sources)
+        key = digest({"settings": index_settings(config), "files": self._files[corpus.name],
                       "glassrag": __version__, "format": FORMAT_VERSION})
         store = EmbeddedStore(self.work / "indexes" / f"{corpus.name}-{key}")
         if store.exists():
@@ -149,7 +159,7 @@ class Bench:
         if key not in self._fitted:
             index = copy.copy(self.index(corpus, config))
             index.extra = dict(index.extra)
-            questions = corpus.questions(self.work)
+            questions = self.questions(corpus)
             if config.rerank.method in ("auto", "learned"):
                 index.extra["reranker"] = train_reranker(index, config, questions, corpus.name)
             # like a user's index that was never calibrated: without unanswerable train

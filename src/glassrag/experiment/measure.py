@@ -50,7 +50,7 @@ class Measurer:
         key = (corpus.name, digest(config.to_dict()), split)
         if key not in self._done:
             index = self.bench.fitted(corpus, config)
-            questions = [q for q in corpus.questions(self.bench.work) if q.split == split]
+            questions = [q for q in self.bench.questions(corpus) if q.split == split]
             self._done[key] = evaluate(Pipeline(index, config), questions, corpus.name, split, corpus.name)
         return self._done[key]
 
