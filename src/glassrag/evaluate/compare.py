@@ -13,13 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from glassrag.errors import RunFileError
-from glassrag.evaluate.runs import BINARY
+from glassrag.evaluate.runs import BINARY, DENSE, dense_figures
 from glassrag.evaluate.stats import holm, mcnemar_exact, paired_randomization
 from glassrag.schema import Run, better, flat_question_metrics
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
-
-DENSE = ("vector_hit", "mean_top_similarity")  # per-stage figures of dense retrievers
 
 
 def _binary(name: str) -> bool:
@@ -54,12 +52,9 @@ def dense_metrics(run: Run) -> dict[str, Any]:
 
 
 def dense_question_metrics(record: dict[str, Any]) -> dict[str, float]:
-    out = {}
-    for stage, st in record.get("stages", {}).items():
-        if isinstance(st, dict) and st.get("family") == "dense":
-            out[f"{stage} vector_hit"] = float(st.get("top_score") is not None)
-            out[f"{stage} mean_top_similarity"] = float(st.get("top_score") or 0.0)
-    return out
+    return {f"{stage} {name}": value for stage, st in record.get("stages", {}).items()
+            if isinstance(st, dict) and st.get("family") == "dense"
+            for name, value in dense_figures(st).items()}
 
 
 def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str = "A",

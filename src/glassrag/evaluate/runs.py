@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +31,16 @@ BINARY = ("hit", "top1", "answer_visible", "answer_intact", "declined", "answere
           # a generated answer's 0/1 scores (evaluate/grade.py)
           "foreign_citations", "leaked_tags", "cited", "refused_unanswerable", "refused_answerable",
           "hedged", "contains_answer", "failed")
+
+
+DENSE = ("vector_hit", "mean_top_similarity")  # a dense stage's own figures
+
+
+def dense_figures(stage: Mapping[str, Any]) -> dict[str, float]:
+    """A dense stage's figures on one question: did it return anything (a cutoff can leave it
+    empty), and the cosine of its best passage (0 when it returned nothing)."""
+    return {"vector_hit": float(stage.get("top_score") is not None),
+            "mean_top_similarity": float(stage.get("top_score") or 0.0)}
 
 
 def stage_metric_names(k: int) -> list[str]:
@@ -103,10 +113,8 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         dense = [by_q[qid]["stages"][stage] for qid in by_q
                  if stage in by_q[qid]["stages"] and by_q[qid]["stages"][stage].get("family") == "dense"]
         if dense:  # over every question that reached the stage, answerable or not
-            stages[stage]["vector_hit"] = interval(
-                "vector_hit", [float(d["top_score"] is not None) for d in dense])
-            stages[stage]["mean_top_similarity"] = interval(
-                "mean_top_similarity", [d["top_score"] or 0.0 for d in dense])
+            for name in DENSE:
+                stages[stage][name] = interval(name, [dense_figures(d)[name] for d in dense])
 
     ranking = _ranking_stage(records)
     answerable = [r for r in records if r["answerable"]]
