@@ -7,13 +7,15 @@ kept values are those the index gives."""
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, TypeVar
 
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.lexical.analyze import Analyzer
-from glassrag.schema import Chunk, Document
+from glassrag.schema import Chunk
 from glassrag.store.base import Index
+
+V = TypeVar("V")
 
 
 class RememberingIndex(Index):
@@ -79,20 +81,24 @@ class RememberedChunks(Sequence[Chunk]):
         table = getattr(self.table, "positions", None)
         if table is None:
             return None
-        if not isinstance(self._positions, RememberedLookup):
-            self._positions = RememberedLookup(table)
+        if not isinstance(self._positions, Remembered):
+            self._positions = Remembered(table)
         return self._positions
 
     def __getattr__(self, name: str) -> Any:  # id_of, words of a stored table
         return getattr(self.table, name)
 
 
-class RememberedLookup(Mapping[str, int]):
-    def __init__(self, table: Mapping[str, int]) -> None:
-        self.table = table
-        self._kept: dict[str, int] = {}
+class Remembered(Mapping[str, V]):
+    """A table whose values, once read, are kept: chunk positions, and documents (the
+    reranker's features read a candidate's document, and a stored table parses it from JSON
+    when asked). Other attributes are the table's."""
 
-    def __getitem__(self, key: str) -> int:
+    def __init__(self, table: Mapping[str, V]) -> None:
+        self.table = table
+        self._kept: dict[str, V] = {}
+
+    def __getitem__(self, key: str) -> V:
         if key not in self._kept:
             self._kept[key] = self.table[key]
         return self._kept[key]
@@ -105,6 +111,9 @@ class RememberedLookup(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self.table)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
 
 
 class RememberingAnalyzer(Analyzer):
@@ -125,32 +134,6 @@ class RememberingAnalyzer(Analyzer):
         if text not in self._words:
             self._words[text] = super().words(text)
         return list(self._words[text])
-
-
-class RememberedDocuments(Mapping[str, Document]):
-    """A document table whose documents, once read, are kept (the reranker's features read
-    a candidate's document, and a stored table parses it from JSON when asked)."""
-
-    def __init__(self, table: Mapping[str, Document]) -> None:
-        self.table = table
-        self._kept: dict[str, Document] = {}
-
-    def __getitem__(self, doc_id: str) -> Document:
-        if doc_id not in self._kept:
-            self._kept[doc_id] = self.table[doc_id]
-        return self._kept[doc_id]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._kept or key in self.table
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.table)
-
-    def __len__(self) -> int:
-        return len(self.table)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.table, name)
 
 
 class RememberingJudge(Judge):

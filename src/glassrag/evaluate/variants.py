@@ -26,7 +26,7 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.grid import reingest_settings
 from glassrag.evaluate.relevance import Judge
-from glassrag.evaluate.remember import RememberedChunks, RememberedDocuments, RememberingIndex, RememberingJudge
+from glassrag.evaluate.remember import Remembered, RememberedChunks, RememberingIndex, RememberingJudge
 from glassrag.pipeline import Pipeline
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
@@ -84,7 +84,7 @@ def variant_for(index: Index, path: str, caching: bool, built: bool = False, sec
     if caching:
         index = RememberingIndex(**{**{f.name: getattr(index, f.name) for f in fields(Index)},
                                     "chunks": RememberedChunks(index.chunks),
-                                    "documents": RememberedDocuments(index.documents)})
+                                    "documents": Remembered(index.documents)})
     return Variant(fp, index, path, built, seconds, StageCache(fp) if caching else None,
                    RememberingJudge(index.chunks) if caching else Judge(index.chunks))
 
