@@ -93,3 +93,118 @@ def test_top_k_equals_a_full_stable_sort(n, k, seed):
     expected = positive[np.lexsort((positive, -scores[positive]))][:k]
     np.testing.assert_array_equal(idx, expected)
     np.testing.assert_array_equal(top, scores[expected])
+
+
+# Mutation testing (issue 13, docs/testing.md) found these contracts unpinned.
+
+def hand_idf(n: int, df: int) -> float:
+    return math.log((n - df + 0.5) / (df + 0.5) + 1)
+
+
+def test_explain_rows_by_hand_with_a_document_longer_than_average():
+    """Document 1 (4 words, avgdl 3) weighs tf 2 of "error" below 2: the contribution is
+    occurrences × IDF × weight, each row written out."""
+    bm25 = BM25(TermCounts.build(DOCS), k1=1.2, b=0.75)
+    avgdl = 3.0
+    w_error = 2 * 2.2 / (2 + 1.2 * (1 - 0.75 + 0.75 * 4 / avgdl))
+    rows = bm25.explain(["error", "tilt", "error", "zebra"], 1)
+    assert rows[0] == {"term": "error", "idf": pytest.approx(hand_idf(3, 2)), "tf": 2, "occurrences": 2,
+                       "contribution": pytest.approx(2 * hand_idf(3, 2) * w_error)}
+    # in the index but not in this document: no weight at all, not a weight of 1
+    assert rows[1] == {"term": "tilt", "idf": pytest.approx(hand_idf(3, 2)), "tf": 0, "occurrences": 1,
+                       "contribution": 0.0}
+    assert rows[2] == {"term": "zebra", "idf": 0.0, "tf": 0, "occurrences": 1, "contribution": 0.0,
+                       "note": "not in the index"}
+    assert sum(r["contribution"] for r in rows) == pytest.approx(
+        float(bm25.score_all(["error", "tilt", "error", "zebra"])[1]), rel=1e-6)
+
+
+def test_explain_bounded_keeps_the_largest_in_query_order_and_sums_the_rest():
+    docs = [["a", "b", "c", "d", "d"], ["a"], ["a", "b"], ["a", "b", "c"]]
+    bm25 = BM25(TermCounts.build(docs))
+    full = bm25.explain(["a", "b", "d", "c", "a"], 0)
+    by_term = {r["term"]: r for r in full}
+    # rarer terms weigh more: d (df 1, tf 2) > c (df 2) > b (df 3) > a (df 4, but asked twice)
+    assert [r["term"] for r in sorted(full, key=lambda r: -r["contribution"])][:2] == ["d", "c"]
+    bounded = bm25.explain(["a", "b", "d", "c", "a"], 0, max_terms=2)
+    assert [r["term"] for r in bounded] == ["d", "c", "(2 more terms)"]  # the query's order
+    assert bounded[:2] == [by_term["d"], by_term["c"]]
+    rest = bounded[2]
+    assert rest == {"term": "(2 more terms)", "idf": 0.0, "tf": 0, "occurrences": 3,
+                    "contribution": pytest.approx(by_term["a"]["contribution"] + by_term["b"]["contribution"]),
+                    "note": "explanation bounded to 2 terms; this row sums the other 2"}
+    # exactly max_terms distinct terms: nothing to bound
+    assert bm25.explain(["a", "b"], 0, max_terms=2) == bm25.explain(["a", "b"], 0)
+
+
+def test_top_k_of_one_and_of_a_single_chunk():
+    scores = np.array([0.5, 3.0, 2.0], dtype=np.float32)
+    idx, top = top_k(scores, 1)
+    assert idx.tolist() == [1] and top.tolist() == [3.0]
+    idx, top = top_k(np.array([1.5], dtype=np.float32), 3)
+    assert idx.tolist() == [0] and top.tolist() == [1.5]
+
+
+def test_top_k_of_nothing_is_empty_and_typed():
+    for scores, k in ((np.array([1.0, 2.0], dtype=np.float32), 0),
+                      (np.array([1.0, 2.0], dtype=np.float32), -2),
+                      (np.empty(0, dtype=np.float32), 5)):
+        idx, top = top_k(scores, k)
+        assert idx.shape == (0,) and idx.dtype == np.int64
+        assert top.shape == (0,) and top.dtype == np.float32
+
+
+def test_counts_and_scores_are_float32_as_the_index_format_stores_them():
+    from glassrag.lexical.bm25 import bm25_weights
+
+    counts = TermCounts.build(DOCS)
+    assert counts.tf.dtype == np.float32 and counts.doc_len.dtype == np.float32
+    assert counts.tf.indices.dtype == np.int32
+    assert bm25_weights(counts, 0.9, 0.4).dtype == np.float32
+    assert BM25(counts).score_all(["tilt"]).dtype == np.float32
+    assert BM25(counts).score_all(["zebra"]).dtype == np.float32
+
+
+def test_documents_without_words_at_the_end_keep_their_rows():
+    """An empty chunk last (a heading alone, an image caption dropped) is still a row: the
+    matrix shape comes from the documents, not from the last one holding a word."""
+    docs = [["a", "b"], ["b"], [], []]
+    for block in (1, 3, 20_000):
+        counts = TermCounts.build(docs, block=block)
+        assert counts.tf.shape == (4, 2)
+        assert counts.doc_len.tolist() == [2.0, 1.0, 0.0, 0.0]
+        assert BM25(counts).score_all(["b"]).shape == (4,)
+
+
+def test_default_parameters_are_pyserinis_beir_settings():
+    assert BM25(TermCounts.build(DOCS)).params() == {"k1": 0.9, "b": 0.4}
+
+
+def test_an_empty_corpus_scores_nothing():
+    bm25 = BM25(TermCounts.build([]))
+    assert bm25.avgdl == 0.0
+    assert bm25.score_all(["tilt"]).shape == (0,)
+    assert bm25.search(["tilt"], 5)[0].size == 0
+
+
+def test_average_length_below_one_is_used_as_it_is():
+    """Mostly empty chunks: avgdl 1/3 < 1. Only a zero avgdl is guarded (by 1e-9)."""
+    bm25 = BM25(TermCounts.build([["x"], [], []]), k1=1.2, b=0.75)
+    w = 1 * 2.2 / (1 + 1.2 * (1 - 0.75 + 0.75 * 1 / (1 / 3)))
+    np.testing.assert_allclose(bm25.score_all(["x"]), [hand_idf(3, 1) * w, 0, 0], rtol=1e-6)
+    assert bm25.explain(["x"], 0)[0]["contribution"] == pytest.approx(hand_idf(3, 1) * w)
+
+
+@pytest.mark.parametrize("slice_entries", [1, 2, 5])
+def test_weights_computed_in_slices_equal_weights_computed_at_once(monkeypatch, slice_entries):
+    """bm25_weights works through the counts a slice of columns at a time (WEIGHT_SLICE entries,
+    at least one column); a slice smaller than one column must still cover every entry once."""
+    import glassrag.lexical.bm25 as module
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    docs = [list(rng.choice(words, size=int(rng.integers(0, 9)))) for _ in range(40)]
+    counts = TermCounts.build(docs)
+    whole = module.bm25_weights(counts, 1.2, 0.75)
+    monkeypatch.setattr(module, "WEIGHT_SLICE", slice_entries)
+    np.testing.assert_array_equal(module.bm25_weights(counts, 1.2, 0.75), whole)

@@ -117,7 +117,7 @@ def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
     idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
     out = np.empty(tf.data.size, dtype=np.float32)
     indptr = np.asarray(tf.indptr)
-    step = 1 << 22  # about this many entries a slice: no float64 copy of every count
+    step = WEIGHT_SLICE
     lo = 0
     while lo < tf.shape[1]:
         hi = int(np.searchsorted(indptr, indptr[lo] + step, side="right")) - 1
@@ -256,3 +256,4 @@ def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 SAMPLE = 20_000  # sample size of top_k's threshold
+WEIGHT_SLICE = 1 << 22  # entries bm25_weights computes at a time: no float64 copy of every count
