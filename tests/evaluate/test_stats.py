@@ -138,3 +138,54 @@ def test_mean_interval() -> None:
         mean_interval([])
     with pytest.raises(ConfigError):
         mean_interval(values, level=1.5)
+
+
+# Mutation testing (issue 13, docs/testing.md) found these contracts unpinned.
+
+def test_paired_tests_reject_empty_lists_and_name_themselves() -> None:
+    for test in (paired_randomization, paired_bootstrap_ci):
+        with pytest.raises(ConfigError, match=f"^{test.__name__} needs two non-empty lists"):
+            test([], [])
+
+
+def test_one_resample_is_enough_to_run() -> None:
+    # p = (1 + count) / (1 + 1) with count 0 or 1
+    assert paired_randomization([1.0, 0.0], [0.0, 0.0], resamples=1) in (0.5, 1.0)
+    low, high = mean_interval([0.2, 0.4], resamples=1)
+    assert low == high and min(abs(low - v) for v in (0.2, 0.3, 0.4)) < 1e-12
+    with pytest.raises(ConfigError, match="resamples must be ≥ 1, got 0"):
+        paired_randomization([1.0], [0.0], resamples=0)
+
+
+def test_the_default_seed_is_zero() -> None:
+    """Stored runs and experiment evidence carry p-values and intervals computed with the
+    defaults: the default seed must stay 0 for them to reproduce."""
+    x = [0.1, 0.9, 0.4, 0.7, 0.3, 1.0, 0.0, 0.6]
+    y = [0.2, 0.5, 0.4, 0.1, 0.3, 0.8, 0.2, 0.1]
+    assert paired_randomization(x, y, resamples=200) == paired_randomization(x, y, resamples=200, seed=0)
+    assert paired_bootstrap_ci(x, y, resamples=200) == paired_bootstrap_ci(x, y, resamples=200, seed=0)
+    assert paired_bootstrap_ci(x, y) == paired_bootstrap_ci(x, y, resamples=10000, seed=0)
+
+
+def test_randomization_counts_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With resamples drawn in blocks, the count adds up over all of them: identical systems
+    give p = 1 whatever the block size."""
+    import glassrag.evaluate.stats as stats
+
+    monkeypatch.setattr(stats, "_BLOCK_CELLS", 8)  # 2 resamples of 4 queries a block
+    assert paired_randomization([0.5, 0.1, 0.9, 0.3], [0.5, 0.1, 0.9, 0.3], resamples=101) == 1.0
+
+
+def test_bootstrap_draws_not_kept_are_still_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above KEPT_DRAWS_MAX the draws are made afresh each time: from the seed, not the clock."""
+    import glassrag.evaluate.stats as stats
+
+    monkeypatch.setattr(stats, "KEPT_DRAWS_MAX", 0)
+    values = np.random.default_rng(5).random(50)
+    assert mean_interval(values, resamples=300, seed=3) == mean_interval(values, resamples=300, seed=3)
+    assert paired_bootstrap_ci(values, values[::-1], resamples=300) == \
+        paired_bootstrap_ci(values, values[::-1], resamples=300)
+
+
+def test_holm_takes_a_p_value_of_zero() -> None:
+    assert holm([0.0, 0.04]) == [0.0, 0.04]
