@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from glassrag.lab import bm25, cuts, fusion
+from glassrag.lab import bm25, cuts, fusion, losses, lsa, rerank
 from glassrag.lab.base import Bench
 
 
@@ -33,8 +33,17 @@ EXHIBITS: dict[str, Exhibit] = {
                     frozenset({"chunker", "unit", "size", "overlap", "split", "doc"})),
     "bm25": Exhibit(2, "BM25 and the exact word", "per-word contributions, a k1 × b heat map of train "
                     "recall@5, test recall@5 once you commit", bm25.exhibit, frozenset({"k1", "b", "q", "commit"})),
+    "lsa": Exhibit(3, "Meaning from co-occurrence", "the LSA model: variance per dimension, a word's "
+                   "nearest words, a 2-D map, where E-4107 and E-4170 land", lsa.exhibit,
+                   frozenset({"dims", "view", "word", "a", "b"})),
     "fusion": Exhibit(4, "Two rankers beat one", "BM25, the embedding and their fusion on the test split, "
                       "question by question", fusion.exhibit, frozenset({"method", "k", "w", "depth", "pick"})),
+    "rerank": Exhibit(5, "A second look at the top 20", "the learned reranker trained in place, its weights, "
+                      "before and after by split; MMR and the outdated copy", rerank.exhibit,
+                      frozenset({"l2", "mmr", "split", "q"})),
+    "losses": Exhibit(6, "Where the answers are lost", "the whole pipeline on the test split: the reader's "
+                      "accuracy beside its bound, a diagnosis per question, your runs compared", losses.exhibit,
+                      frozenset({"k", "budget", "gate", "rerank", "a", "b"})),
 }
 
 __all__ = ["EXHIBITS", "Exhibit", "Bench"]

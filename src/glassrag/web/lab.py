@@ -17,7 +17,8 @@ from glassrag.lab import EXHIBITS
 from glassrag.lab.base import Bench
 from glassrag.web.catalog import NotFound, Source
 from glassrag.web.documents import clean_cut, viewer
-from glassrag.web.lab_plots import heat_cells, line_plot
+from glassrag.web.lab_plots import heat_cells, line_plot, scatter
+from glassrag.web.plots import signed_bars
 
 _lock = threading.Lock()
 _benches: dict[tuple[str, str], Bench] = {}
@@ -98,4 +99,24 @@ def _bm25(data: dict[str, Any]) -> dict[str, Any]:
     return {"heat": heat_cells(data["grid"], data["k1"], data["b"])}
 
 
-DRAWINGS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"cuts": _cuts, "bm25": _bm25}
+def _lsa(data: dict[str, Any]) -> dict[str, Any]:
+    share = data["variance"]["share"]
+    top = max(share) if share else 1.0
+    bars = [{"x": 40 + i * 14, "h": 120 * v / top, "y": 130 - 120 * v / top, "label": f"dimension {i + 1}: {v:.4f}"}
+            for i, v in enumerate(share)]
+    pair = data["pair"]
+    marks = [{"x": pair[k]["x"], "y": pair[k]["y"], "label": pair[k]["text"], "class": f"pair pair-{k}"}
+             for k in ("a", "b")]
+    # the folded-in texts are drawn on the chunks' map only (words live on another scale)
+    shown = data["points"] + (marks if data["view"] == "chunks" else [])
+    return {"variance": {"bars": bars, "width": 40 + 14 * len(share) + 10, "height": 150}, "map": scatter(shown)}
+
+
+def _rerank(data: dict[str, Any]) -> dict[str, Any]:
+    model = data["model"]
+    return {"weights": [{"name": n, "weight": w, "bar": b}
+                        for n, w, b in zip(model["features"], model["weights"], signed_bars(model["weights"]))]}
+
+
+DRAWINGS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"cuts": _cuts, "bm25": _bm25, "lsa": _lsa,
+                                                                    "rerank": _rerank}
