@@ -80,6 +80,65 @@ def test_fusion_a_new_k_and_a_picked_square(page, live: str):
 
 
 @needs_chromium
+def test_lsa_a_word_and_fewer_dimensions(page, live: str):
+    page.goto(live + "/lab/lsa")
+    page.fill("#word", "battery")
+    with page.expect_navigation():
+        page.click("form.lab-form button[type=submit]")
+    expected = fetch_json(live + "/lab/lsa.json?word=battery")
+    assert page.locator("ol.nearest code").first.inner_text() == expected["words"]["nearest"][0]["word"]
+    with page.expect_navigation():
+        page.fill("#dims", "8")  # the slider: released, the form is submitted
+    fewer = fetch_json(live + "/lab/lsa.json?" + urlencode({"word": "battery", "dims": 8}))
+    assert page.inner_text("#kept") == f"{fewer['variance']['kept_here']:.3f}"
+    assert page.inner_text("#pair-cosine") == f"{fewer['pair']['cosine']:.3f}"
+    assert page.locator("svg.lsa-map circle.pt").count() == len(fewer["points"])
+    assert page.locator("svg.variance rect.bar.used").count() == 8
+    shot(page, "lsa")
+
+
+@needs_chromium
+def test_rerank_a_new_penalty_and_the_mmr_slider(page, live: str):
+    page.goto(live + "/lab/rerank")
+    with page.expect_navigation():
+        page.select_option("#l2", "10.0")
+    assert "l2=10.0" in page.url
+    expected = fetch_json(page.url.replace("/lab/rerank?", "/lab/rerank.json?"))  # the form sends its question too
+    assert page.inner_text("#l2-shown") == "10.0"
+    weight = expected["model"]["weights"][0]
+    assert page.locator("table.weights tr[data-feature] td.num").first.inner_text() == f"{weight:.3f}"
+    reranked = next(r for r in expected["table"] if r["split"] == "test" and r["order"] == "reranked")
+    cell = page.locator('tr[data-split="test"][data-order="reranked"] td[data-metric="recall@5"]').inner_text()
+    assert cell == f"{reranked['metrics']['recall@5']:.3f}"
+    assert "in the top three" == page.inner_text("#outdated-state")
+    out = expected["outdated"]["falls_out_at"]
+    with page.expect_navigation():
+        page.fill("#mmr", str(out))
+    assert page.inner_text("#outdated-state") == "out of the top three"
+    shot(page, "rerank")
+
+
+@needs_chromium
+def test_losses_a_run_and_a_paired_test(page, live: str):
+    page.goto(live + "/lab/losses")
+    first = fetch_json(live + "/lab/losses.json")
+    assert page.inner_text("#accuracy") == f"{first['accuracy']['value']:.3f}"
+    page.fill("#k", "2")
+    with page.expect_navigation():
+        page.click("form.lab-form button[type=submit]")
+    second = fetch_json(live + "/lab/losses.json?k=2")
+    assert page.inner_text("#accuracy") == f"{second['accuracy']['value']:.3f}"
+    assert page.inner_text("#bound") == f"{second['bound']['value']:.3f}"
+    page.check(f'input[name=a][value="{first["run_id"]}"]')
+    page.check(f'input[name=b][value="{second["run_id"]}"]')
+    with page.expect_navigation():
+        page.click("#compare")
+    paired = fetch_json(live + "/lab/losses.json?" + urlencode({"k": 2, "a": first["run_id"], "b": second["run_id"]}))
+    assert page.inner_text("#paired-p") == f"{paired['paired']['p']:.4g}"
+    shot(page, "losses")
+
+
+@needs_chromium
 def test_the_lab_remembers_the_exhibits_explored_in_this_browser_only(page, live: str):
     page.goto(live + "/lab")
     assert page.locator("ol.exhibits .visited:visible").count() == 0
