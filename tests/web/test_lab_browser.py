@@ -13,9 +13,11 @@ import pytest
 from test_web_browser import SCREENSHOTS, browser, fetch_json, live, needs_chromium, page  # noqa: F401
 
 
-def shot(tab, name: str) -> None:
+def shot(tab, name: str, height: int | None = None) -> None:
+    """The page, whole or its first `height` pixels (a long table need not be in a README)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    tab.screenshot(path=str(SCREENSHOTS / f"lab-{name}.png"), full_page=True)
+    clip = {"x": 0, "y": 0, "width": 1440, "height": height} if height else None
+    tab.screenshot(path=str(SCREENSHOTS / f"lab-{name}.png"), full_page=True, clip=clip)
     assert (SCREENSHOTS / f"lab-{name}.png").stat().st_size > 10_000
 
 
@@ -34,7 +36,7 @@ def test_cuts_a_new_size_recomputes_the_count_and_the_intact_rate(page, live: st
     assert page.inner_text("#intact") == f"{expected['measured']['intact']:.3f}"
     assert page.locator("svg.lab-line path.series").count() == 2
     assert page.locator(".doctext .cutmark.start").count() == len(expected["document"]["chunks"])
-    shot(page, "cuts")
+    shot(page, "cuts", 1900)
 
 
 @needs_chromium
@@ -135,7 +137,7 @@ def test_losses_a_run_and_a_paired_test(page, live: str):
         page.click("#compare")
     paired = fetch_json(live + "/lab/losses.json?" + urlencode({"k": 2, "a": first["run_id"], "b": second["run_id"]}))
     assert page.inner_text("#paired-p") == f"{paired['paired']['p']:.4g}"
-    shot(page, "losses")
+    shot(page, "losses", 1500)
 
 
 @needs_chromium
