@@ -5,6 +5,7 @@ parameters answered with a 400 that says what was expected."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,14 +13,17 @@ import pytest
 from glassrag.chunk import make_chunker
 from glassrag.chunk.theory import chunk_count
 from glassrag.chunk.units import count_units
+from glassrag.config import Config
 from glassrag.demo import demo_golden
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.runs import evaluate
+from glassrag.indexer import build_index
 from glassrag.lab import EXHIBITS
 from glassrag.lab.base import Bench
 from glassrag.lab.fusion import config_for
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
+from glassrag.web.server import CSP
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +161,43 @@ def test_a_bad_parameter_is_a_400_that_says_what_was_expected(client, url, words
     assert r.status_code == 400, (url, r.status_code)
     body = r.json()
     assert words in body["error"] + " " + body["hint"], body
+
+
+# security ------------------------------------------------------------------------------------
+
+LAB_PAGES = ["/lab", *[f"/lab/{n}" for n in EXHIBITS], "/lab/bm25?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+             "/lab/fusion?pick=q002"]
+OWN_SCRIPT = '<script src="/static/lab.js" defer></script>'
+
+
+@pytest.mark.parametrize("path", LAB_PAGES)
+def test_lab_pages_load_nothing_from_another_host_and_run_no_inline_code(client, path: str):
+    r = client.get(path)
+    assert r.status_code == 200 and r.headers["content-security-policy"] == CSP
+    html = r.text
+    for url in re.findall(r'(?:src|href|action)="([^"]*)"', html):
+        assert url.startswith(("/", "#")) and not url.startswith("//"), url
+    assert html.count("<script") == html.count(OWN_SCRIPT) == 1  # the app's own file, no inline code
+    assert " style=" not in html and "<style" not in html
+    assert not re.search(r"\son[a-z]+=", html)
+
+
+def test_the_lab_script_is_served_by_the_app_and_sends_nothing(client):
+    r = client.get("/static/lab.js")
+    assert r.status_code == 200 and "javascript" in r.headers["content-type"]
+    assert not re.search(r"fetch\(|XMLHttpRequest|sendBeacon|WebSocket|https?://", r.text)
+
+
+def test_document_text_and_questions_are_escaped_in_the_lab(tmp_path: Path, make_client):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "release.md").write_text("# Release <script>alert(1)</script>\n\nThe <img src=x onerror=alert(2)> "
+                                     "installer runs on every laptop.\n", encoding="utf-8")
+    index, _ = build_index([docs], Config().with_overrides(lsa={"dim": 2}))
+    EmbeddedStore(tmp_path / "idx").write(index)
+    client = make_client(tmp_path / "idx")
+    html = client.get("/lab/cuts").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<img" not in html
+    assert html.count("<script") == 1
+    needs = client.get("/lab/bm25.json")  # no labelled questions: said, not a 500
+    assert needs.status_code == 400 and "no labelled questions" in needs.json()["error"]
