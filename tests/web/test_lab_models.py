@@ -118,6 +118,16 @@ def test_losses_at_the_index_settings_equal_the_saved_eval_run(make_client, inde
     assert kept[-1]["id"] == data["run_id"]  # after any run a browser test kept in the shared index
 
 
+def test_the_budget_packs_within_its_words_and_holds_what_the_bound_counts(make_client, index_copy: Path):
+    data = make_client(index_copy).get("/lab/losses.json?budget=400").json()
+    assert data["settings"]["answer.budget_words"] == 400
+    rows = [q for q in data["questions"] if q["answerable"]]
+    assert all(q["packed"]["words"] <= 400 for q in data["questions"])
+    assert all(1 <= q["answer_rank"] <= q["packed"]["passages"] for q in rows if q["in_budget"])
+    assert sum(q["in_budget"] for q in rows) / len(rows) == data["bound"]["value"]
+    assert sum(q["correct"] for q in rows) == data["correct"] <= sum(q["in_budget"] for q in rows)
+
+
 def test_two_runs_and_their_paired_test(make_client, index_copy: Path):
     client = make_client(index_copy)
     one = client.get("/lab/losses.json?k=5").json()

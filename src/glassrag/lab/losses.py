@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from glassrag.errors import ConfigError
+from glassrag.config import Config
+from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.runs import evaluate
 from glassrag.evaluate.stats import mcnemar_exact
 from glassrag.lab.base import Bench, choice, number
@@ -37,19 +38,42 @@ def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
             "rerank.method": choice(params, "rerank", c.rerank.method, ("auto", "none", "learned"))}
 
 
+def config_of(bench: Bench, chosen: dict[str, Any]) -> Config:
+    sections: dict[str, dict[str, Any]] = {}
+    for name, value in chosen.items():
+        section, key = name.split(".")
+        sections.setdefault(section, {})[key] = value
+    return bench.config(**sections)
+
+
 def run_with(bench: Bench, chosen: dict[str, Any]) -> Any:
     """The evaluate() run of the test split with these settings, kept per generation."""
     def compute() -> Any:
-        sections: dict[str, dict[str, Any]] = {}
-        for name, value in chosen.items():
-            section, key = name.split(".")
-            sections.setdefault(section, {})[key] = value
-        config = bench.config(**sections)
-        return evaluate(bench.pipeline(config), bench.split("test"), golden_path=bench.golden, split="test",
-                        judge=bench.judge)
+        return evaluate(bench.pipeline(config_of(bench, chosen)), bench.split("test"), golden_path=bench.golden,
+                        split="test", judge=bench.judge)
 
     with bench.lock:
         return bench.remember(("losses-run", chosen), compute)
+
+
+def packing(bench: Bench, chosen: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per test question, what the budget packed: passages and words (the budget stage of the
+    same pipeline, every stage before it looked up in the stage cache)."""
+    def compute() -> dict[str, dict[str, int]]:
+        pipeline = bench.pipeline(config_of(bench, chosen))
+        out = {}
+        for q in bench.split("test"):
+            try:
+                answer = pipeline.run(q.question)
+            except QueryError:
+                continue
+            packed = next((t for t in answer.trace if t.kind == "budget"), None)
+            hits = packed.hits if packed else ()
+            out[q.id] = {"passages": len(hits), "words": sum(bench.index.chunk_words(h.chunk_id) for h in hits)}
+        return out
+
+    with bench.lock:
+        return bench.remember(("losses-packing", chosen), compute)
 
 
 def runs_file(bench: Bench) -> Path | None:
@@ -116,8 +140,12 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     runs = read_runs(bench) or [record]
     a, b = params.get("a") or "", params.get("b") or ""
     test = paired(runs, a, b) if a and b else None
+    packed = packing(bench, chosen)
     rows = [{"id": r["id"], "question": r["question"], "kind": r["kind"], "in_budget": r["in_budget"],
-             "correct": r["reader_correct"], "declined": r["declined"], "cause": r["cause"],
+             "packed": packed.get(r["id"], {"passages": 0, "words": 0}),
+             "answer_rank": (r["stages"].get("budget") or {}).get("first_relevant_rank"),
+             "answerable": r["answerable"], "correct": r["reader_correct"], "declined": r["declined"],
+             "cause": r["cause"],
              "quote": (r.get("quote") or {}).get("text", "") if (r.get("quote") or {}).get("found") else ""}
             for r in run.questions]
     causes: dict[str, int] = {}
