@@ -71,11 +71,12 @@ class Bench:
     def pipeline(self, config: Config) -> Pipeline:
         """A pipeline sharing the Bench's stage cache, one per configuration."""
         key = json.dumps(config.to_dict(), sort_keys=True, default=str)
-        if key not in self._pipelines:
-            if len(self._pipelines) > 64:
-                self._pipelines.clear()
-            self._pipelines[key] = Pipeline(self.index, config, self.cache)
-        return self._pipelines[key]
+        with self.lock:
+            if key not in self._pipelines:
+                if len(self._pipelines) > 64:
+                    self._pipelines.clear()
+                self._pipelines[key] = Pipeline(self.index, config, self.cache)
+            return self._pipelines[key]
 
     def remember(self, key: Any, compute: Callable[[], T]) -> T:
         """`compute()` once per key for this generation."""

@@ -51,7 +51,8 @@ def search(bench: Bench, question: str, k1: float, b: float) -> dict[str, Any]:
         query, _ = pipeline.analyze(question)
     except QueryError as e:
         return {"question": question, "problem": e.problem, "hint": e.hint, "hits": [], "tokens": []}
-    hits, notes = pipeline.retrievers["bm25"].apply(query, [])
+    with bench.lock:
+        hits, notes = pipeline.retrievers["bm25"].apply(query, [])
     position = bench.index.position
     rows = []
     for h in hits[:SHOWN]:

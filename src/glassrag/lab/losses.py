@@ -136,8 +136,9 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     record = {"id": rid, "settings": {k: chosen[k] for k in sorted(chosen)}, "correct": sum(outcomes.values()),
               "n": len(outcomes), "accuracy": accuracy, "bound": bound, "outcomes": outcomes,
               "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    problem = keep_run(bench, record)
-    runs = read_runs(bench) or [record]
+    with bench.lock:  # one writer of INDEX/lab/runs.json at a time in this process
+        problem = keep_run(bench, record)
+        runs = read_runs(bench) or [record]
     a, b = params.get("a") or "", params.get("b") or ""
     test = paired(runs, a, b) if a and b else None
     packed = packing(bench, chosen)
