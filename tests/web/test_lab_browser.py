@@ -125,17 +125,19 @@ def test_losses_a_run_and_a_paired_test(page, live: str):
     page.goto(live + "/lab/losses")
     first = fetch_json(live + "/lab/losses.json")
     assert page.inner_text("#accuracy") == f"{first['accuracy']['value']:.3f}"
-    page.fill("#k", "2")
+    page.fill("#budget", "400")
     with page.expect_navigation():
         page.click("form.lab-form button[type=submit]")
-    second = fetch_json(live + "/lab/losses.json?k=2")
+    second = fetch_json(live + "/lab/losses.json?budget=400")
     assert page.inner_text("#accuracy") == f"{second['accuracy']['value']:.3f}"
     assert page.inner_text("#bound") == f"{second['bound']['value']:.3f}"
     page.check(f'input[name=a][value="{first["run_id"]}"]')
     page.check(f'input[name=b][value="{second["run_id"]}"]')
     with page.expect_navigation():
         page.click("#compare")
-    paired = fetch_json(live + "/lab/losses.json?" + urlencode({"k": 2, "a": first["run_id"], "b": second["run_id"]}))
+    paired = fetch_json(live + "/lab/losses.json?" + urlencode({"budget": 400, "a": first["run_id"],
+                                                               "b": second["run_id"]}))
+    assert page.inner_text("#paired").startswith(f"A {first['run_id']} against B {second['run_id']}")
     assert page.inner_text("#paired-p") == f"{paired['paired']['p']:.4g}"
     shot(page, "losses", 1500)
 
