@@ -31,6 +31,7 @@ CHOICES = tuple(n for n in CHUNKERS if n != "document")  # "document" does not c
 SIZES = {"words": (25, 50, 100, 150, 200, 300, 400), "tokens": (25, 50, 100, 150, 200, 300, 400),
          "chars": (150, 300, 600, 900, 1200, 1800, 2400)}
 MAX_SIZE = 5000
+MIN_SIZE = {"words": 10, "tokens": 10, "chars": 50}  # smaller cuts make tens of thousands of chunks
 
 
 def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
@@ -38,11 +39,12 @@ def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     own = bench.index.config.chunk
     chunker = choice(params, "chunker", own.chunker if own.chunker in CHOICES else "fixed", CHOICES)
     unit = choice(params, "unit", own.unit, UNITS)
-    size = number(params, "size", own.size, 1, MAX_SIZE, whole=True)
-    overlap = number(params, "overlap", min(own.overlap, size - 1), 0, MAX_SIZE, whole=True)
-    if overlap >= size:
-        raise ConfigError(f"overlap = {overlap} is not smaller than size = {size}",
-                          "give an overlap from 0 to size − 1")
+    size = number(params, "size", own.size, MIN_SIZE[unit], MAX_SIZE, whole=True)
+    overlap = number(params, "overlap", min(own.overlap, size // 2), 0, MAX_SIZE, whole=True)
+    if overlap > size // 2:
+        raise ConfigError(f"overlap = {overlap} is more than half of size = {size}",
+                          f"give an overlap from 0 to {size // 2} (more would hold every word in three chunks "
+                          "or more, and make the page slow)")
     split = choice(params, "split", "all", ("all", "train", "test"))
     docs = sorted(bench.index.documents)
     doc = params.get("doc") or _busiest(bench, docs)
@@ -113,7 +115,7 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     questions = bench.split(s["split"])
     here = point(bench, s["chunker"], s["unit"], s["size"], s["overlap"], questions)
     curve = [here if size == s["size"] else point(bench, s["chunker"], s["unit"], size, s["overlap"], questions)
-             for size in sorted({*SIZES[s["unit"]], s["size"]}) if size > s["overlap"]]
+             for size in sorted({*SIZES[s["unit"]], s["size"]}) if s["overlap"] <= size // 2]
     doc = bench.index.documents[s["doc"]]
     chunks = sorted(cut(bench, s["chunker"], s["unit"], s["size"], s["overlap"])[doc.id], key=lambda c: c.start)
     verdicts = here.pop("verdicts")
