@@ -123,13 +123,16 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     dims = number(params, "dims", full, 2, full, whole=True)
     view = choice(params, "view", "chunks", ("chunks", "words"))
     word = (params.get("word") or "").strip()[:80] or _default_word(bench)
-    a = (params.get("a") or "").strip()[:80] or PAIR[0]
-    b = (params.get("b") or "").strip()[:80] or PAIR[1]
+    near = nearest_words(bench, word, dims)
+    default = PAIR if any(t in lsa.vocab for t in bench.index.analyzer(PAIR[0])) else (
+        (near["token"], near["nearest"][0]["word"]) if near["nearest"] else PAIR)  # a corpus without the codes
+    a = (params.get("a") or "").strip()[:80] or default[0]
+    b = (params.get("b") or "").strip()[:80] or default[1]
     share = [float(v) for v in lsa.variance_share]
     return {"dims": dims, "model_dims": full, "view": view, "fitted_on": lsa.fitted_on,
             "variance": {"share": share[:40], "kept": float(sum(share)), "kept_here": float(sum(share[:dims])),
                          "first_two": float(sum(share[:2]))},
-            "words": nearest_words(bench, word, dims), "pair": pair(bench, a, b, dims),
+            "words": near, "pair": pair(bench, a, b, dims),
             "points": points(bench, view), "vocabulary": len(lsa.vocab), "chunks": len(bench.index.chunks),
             "test_recall": test_recall(bench) if bench.questions else None}
 
