@@ -64,12 +64,9 @@ def _busiest(bench: Bench, docs: list[str]) -> str:
 
 
 def cut(bench: Bench, chunker: str, unit: str, size: int, overlap: int) -> dict[str, list[Chunk]]:
-    """Every document's chunks with these settings (glassrag's own chunker), kept per setting."""
-    def compute() -> dict[str, list[Chunk]]:
-        made = make_chunker(chunker, size=size, overlap=overlap, unit=unit)
-        return {d.id: made.chunk(d) for d in bench.index.documents.values()}
-
-    return bench.remember(("cuts", chunker, unit, size, overlap), compute)
+    """Every document's chunks with these settings (glassrag's own chunker)."""
+    made = make_chunker(chunker, size=size, overlap=overlap, unit=unit)
+    return {d.id: made.chunk(d) for d in bench.index.documents.values()}
 
 
 def intact(chunks: Sequence[Chunk], questions: Sequence[Question]) -> dict[str, bool]:
@@ -97,30 +94,34 @@ def predicted_count(documents: Sequence[Document], unit: str, size: int, overlap
     return sum(chunk_count(count_units(d.text, unit), size, overlap) for d in documents)
 
 
-def point(bench: Bench, chunker: str, unit: str, size: int, overlap: int, questions: Sequence[Question]) -> dict[str, Any]:
-    """Measured and predicted count and intact rate at one size."""
-    by_doc = cut(bench, chunker, unit, size, overlap)
-    chunks = [c for cs in by_doc.values() for c in cs]
-    verdicts = intact(chunks, questions)
-    docs = list(bench.index.documents.values())
-    return {"size": size, "overlap": overlap, "chunks": len(chunks),
-            "predicted_chunks": predicted_count(docs, unit, size, overlap),
-            "intact": sum(verdicts.values()) / len(verdicts) if verdicts else None,
-            "predicted_intact": predicted_intact(questions, unit, size, overlap),
-            "questions": len(verdicts), "verdicts": verdicts}
+def point(bench: Bench, chunker: str, unit: str, size: int, overlap: int, split: str) -> dict[str, Any]:
+    """Measured and predicted count and intact rate at one size, kept per generation (the
+    numbers only: a corpus's chunks are cut again when asked for)."""
+    def compute() -> dict[str, Any]:
+        questions = bench.split(split)
+        by_doc = cut(bench, chunker, unit, size, overlap)
+        chunks = [c for cs in by_doc.values() for c in cs]
+        verdicts = intact(chunks, questions)
+        docs = list(bench.index.documents.values())
+        return {"size": size, "overlap": overlap, "chunks": len(chunks),
+                "predicted_chunks": predicted_count(docs, unit, size, overlap),
+                "intact": sum(verdicts.values()) / len(verdicts) if verdicts else None,
+                "predicted_intact": predicted_intact(questions, unit, size, overlap),
+                "questions": len(verdicts), "verdicts": verdicts}
+
+    return bench.remember(("cuts-point", chunker, unit, size, overlap, split), compute)
 
 
 def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     s = settings(bench, params)
     questions = bench.split(s["split"])
-    here = point(bench, s["chunker"], s["unit"], s["size"], s["overlap"], questions)
-    curve = [here if size == s["size"] else point(bench, s["chunker"], s["unit"], size, s["overlap"], questions)
-             for size in sorted({*SIZES[s["unit"]], s["size"]}) if s["overlap"] <= size // 2]
+    here = dict(point(bench, s["chunker"], s["unit"], s["size"], s["overlap"], s["split"]))
+    curve = [{k: v for k, v in point(bench, s["chunker"], s["unit"], size, s["overlap"], s["split"]).items()
+              if k != "verdicts"} for size in sorted({*SIZES[s["unit"]], s["size"]}) if s["overlap"] <= size // 2]
     doc = bench.index.documents[s["doc"]]
-    chunks = sorted(cut(bench, s["chunker"], s["unit"], s["size"], s["overlap"])[doc.id], key=lambda c: c.start)
+    made = make_chunker(s["chunker"], size=s["size"], overlap=s["overlap"], unit=s["unit"])
+    chunks = sorted(made.chunk(doc), key=lambda c: c.start)
     verdicts = here.pop("verdicts")
-    for p in curve:
-        p.pop("verdicts", None)
     return {
         "settings": s, "choices": {"chunker": list(CHOICES), "unit": list(UNITS)},
         "index_chunking": bench.index.config.to_dict()["chunk"],
