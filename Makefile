@@ -42,7 +42,7 @@ test: $(FULL)
 # the tests save their screenshots in a temporary folder; this refreshes docs/screenshots/
 screenshots: $(FULL)
 	GLASSRAG_SCREENSHOTS=$(CURDIR)/docs/screenshots HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-		$(BIN)/python -m pytest -q tests/web/test_web_browser.py
+		$(BIN)/python -m pytest -q tests/web/test_web_browser.py tests/web/test_lab_browser.py
 
 bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py

@@ -772,7 +772,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=SETTINGS["gate.cost"].help())
     p.set_defaults(run=cmd_calibrate)
 
-    p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, glossary")
+    p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, the lab, glossary")
     p.add_argument("--index", action="append", required=True, help="index folder (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")

@@ -39,6 +39,17 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
                    progress: Progress | None = None) -> dict[str, Any]:
     """Rows: each train question's top `pool` candidates from the stages before the reranker
     (reranker, MMR, cap and gate switched off), labelled by the relevance judge."""
+    x, y, n = reranker_rows(index, config, questions, source, progress)
+    model = train(x, y)
+    model.update({"pool": config.rerank.pool, "golden": source, "split": "train", "questions": n})
+    return model
+
+
+def reranker_rows(index: Index, config: Config, questions: Sequence[Question], source: str,
+                  progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """The reranker's training rows (features of each train question's top `pool`
+    candidates), their 0/1 labels and the number of train questions; `train(x, y, l2)` fits
+    them (the lab fits them again with another L2 penalty)."""
     train_qs = [q for q in questions if q.split == "train"]
     if not train_qs:
         raise ConfigError(f"{source} has no train questions", "the reranker learns from the train split only")
@@ -65,10 +76,7 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
     if not y.size or y.min() == y.max():
         raise ConfigError(f"{source}: the train split gives {int(y.sum())} relevant of {y.size} candidates",
                           "the reranker needs both relevant and irrelevant candidates to learn from")
-    model = train(np.vstack(rows), y)
-    model.update({"pool": config.rerank.pool, "golden": source, "split": "train",
-                  "questions": len(train_qs)})
-    return model
+    return np.vstack(rows), y, len(train_qs)
 
 
 def gate_rows(pipeline: Pipeline, questions: Sequence[Question], judge: Judge,

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from glassrag import __version__
 from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
+from glassrag.lab import EXHIBITS
 from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
@@ -234,6 +235,20 @@ class Pages:
                              f"glassrag experiment run {name} writes it")
         return Response(path.read_bytes(), media_type="application/json")
 
+    def lab(self, request: Request, as_json: bool) -> Response:
+        """/lab (the exhibits) and /lab/NAME (one exhibit), each with its .json twin."""
+        from glassrag.web.lab import exhibit_data, overview
+
+        source = self.source(request)
+        params = dict(request.query_params)
+        name = request.url.path.removesuffix(".json").rsplit("/", 1)[-1]
+        data = overview(source) if name == "lab" else exhibit_data(source, name, params)
+        if as_json:
+            return json_response(data)
+        path = "/lab" if name == "lab" else f"/lab/{name}"
+        return self.html(f"lab/{'index' if name == 'lab' else name}.html", data, request, "lab",
+                         f"{path}.json?" + urlencode(params))
+
     def extra(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)
         return json_response({"index": source.name, "generation": source.generation,
@@ -337,7 +352,7 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         status = getattr(exc, "status_code", 404)
         problem = f"no page at {request.url.path}" if status == 404 else f"{request.method} is not allowed here"
         return pages_error(pages, request, as_json, status, problem,
-                           "the pages are /ask, /analytics, /documents, /glossary and /development "
+                           "the pages are /ask, /analytics, /documents, /lab, /glossary and /development "
                            "(each also as .json)")
 
     routes = [
@@ -352,6 +367,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         Route("/development/runs/{name}/{file}", _endpoint(pages, pages.experiment_run, {"index"},
                                                            suffix_from="file")),
         Route("/extra.json", _endpoint(pages, pages.extra, {"index"})),
+        *both("/lab", pages.lab, {"index"}),
+        *[r for name, e in EXHIBITS.items() for r in both(f"/lab/{name}", pages.lab, {"index", *e.params})],
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
