@@ -37,7 +37,9 @@ def bm25(conn: Any, loc: Location, tokens: list[str], k1: float, b: float, depth
         scored AS (
             SELECT p.chunk_key, sum(q.n * ln((st.n - q.df + 0.5) / (q.df + 0.5) + 1)
                    * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.len / st.avgdl))) AS score
-            FROM q JOIN {t('postings')} p ON p.term_id = q.id CROSS JOIN st
+            FROM q CROSS JOIN st CROSS JOIN LATERAL (
+                -- one term's postings, read from the covering primary key (an index-only scan)
+                SELECT chunk_key, tf, len FROM {t('postings')} WHERE term_id = q.id) p
             GROUP BY p.chunk_key ORDER BY score DESC LIMIT %(pool)s)
         SELECT c.id, s.score FROM scored s JOIN {t('chunks')} c ON c.key = s.chunk_key
         ORDER BY s.score DESC, {ORDER} LIMIT %(depth)s""",

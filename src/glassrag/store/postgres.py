@@ -98,6 +98,11 @@ class PostgresStore:
         conn = connect(self.loc)
         try:
             self._read_generation = write_index(conn, self.loc, index, self._read_generation)
+            conn.autocommit = True
+            # after the commit (VACUUM runs outside a transaction): the visibility map, so BM25
+            # reads postings by index-only scans, and fresh statistics for the planner
+            t = self.loc.table
+            conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}")
         finally:
             conn.close()
 
