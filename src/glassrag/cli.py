@@ -316,7 +316,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
                           "pip install 'glassrag[web]'") from None
     log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
-    return serve([Path(i) for i in args.index], host=args.host, port=args.port, log=log)
+    from glassrag.store import is_postgres
+
+    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)
 
 
 # config ------------------------------------------------------------------------------------

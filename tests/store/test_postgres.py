@@ -4,6 +4,7 @@ CLI's --store."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,36 @@ def test_cli_ingest_ask_and_eval_with_store(corpus, pg_url, tmp_path):
     assert "E-4107" in asked.stdout
     missing = glassrag("ask", "anything", "--store", url.replace("schema=", "schema=x"))
     assert missing.returncode == 3 and "holds no glassrag index" in missing.stderr
+
+
+def test_serve_answers_from_an_index_in_postgresql(index, pg_url):
+    pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
+    from urllib.parse import urlencode
+
+    from starlette.testclient import TestClient
+
+    from glassrag.web.server import create_app
+
+    url = pg_url()
+    open_store(url).write(index)
+    client = TestClient(create_app([url]), base_url="http://127.0.0.1")
+    answer = client.get("/ask.json?" + urlencode({"q": "what does E-4107 mean"}))
+    assert answer.status_code == 200, answer.text
+    assert "E-4107" in json.dumps(answer.json())
+    assert client.get("/documents.json").status_code == 200
+
+
+def test_an_older_format_is_migrated_when_opened(index, pg_url, monkeypatch):
+    from glassrag.store import pgschema
+
+    url = pg_url()
+    store = open_store(url)
+    store.write(index)
+    monkeypatch.setattr(pgschema, "PG_FORMAT", 2)
+    monkeypatch.setitem(pgschema.MIGRATIONS, 1, lambda loc: [
+        f"ALTER TABLE {loc.table('documents')} ADD COLUMN note text"])
+    read = open_store(url).read()  # the first glassrag to open it migrates it
+    assert pgschema.stored_format(store.conn, store.loc) == 2
+    open_store(url).write(read)
+    assert store.conn.execute(f"SELECT count(note) FROM {store.loc.table('documents')}").fetchone()[0] == 0
+    assert answers(open_store(url).read()) == answers(index)

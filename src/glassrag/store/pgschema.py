@@ -16,8 +16,9 @@ Postings and vectors have no foreign key (a check per row would dominate a bulk 
 the writer deletes them with their chunks.
 
 A location is a libpq URL with an optional `schema=NAME` query parameter (default
-`glassrag`), so many indexes share one database. MIGRATIONS[v] upgrades format v to v + 1
-inside the writer's transaction; a schema of a newer format is refused.
+`glassrag`), so many indexes share one database. MIGRATIONS[v] upgrades format v to v + 1,
+in one transaction under the writer's lock, when a glassrag first reads or writes an older
+schema; a schema of a newer format is refused.
 """
 
 from __future__ import annotations
@@ -184,7 +185,16 @@ def ensure(conn: Any, loc: Location) -> None:
                      (json.dumps(version),))
 
 
+def migrate(conn: Any, loc: Location) -> None:
+    """Bring an older schema to PG_FORMAT in one transaction under the writer's lock (the
+    first glassrag to open it does this; every document is kept)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("glassrag:" + loc.schema,))
+        ensure(conn, loc)
+
+
 def check_format(version: int, loc: Location) -> None:
+    """A schema of a newer format, or of an older one no migration leads from, is refused."""
     if version > PG_FORMAT or (version < PG_FORMAT and version not in MIGRATIONS):
         from glassrag import __version__
 

@@ -25,7 +25,8 @@ from glassrag.config import Config
 from glassrag.errors import StoreError
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.store.base import Embedded, Index, Stored
-from glassrag.store.pgschema import (Location, check_format, connect, parse_location, redact,
+from glassrag.store import pgschema
+from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
                                      stored_format)
 from glassrag.store.pgtables import PgChunks, PgDocuments
 
@@ -115,6 +116,8 @@ class PostgresStore:
             raise StoreError(f"{loc} holds no glassrag index",
                              f"build one there: glassrag ingest PATH --store '{redact(self.url)}'")
         check_format(version, loc)
+        if version < pgschema.PG_FORMAT:
+            migrate(conn, loc)
         meta = dict(conn.execute(f"SELECT key, value FROM {loc.table('meta')}").fetchall())
         if "config" not in meta:
             raise StoreError(f"{loc} holds an index that was never completely written",
