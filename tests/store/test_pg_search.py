@@ -182,3 +182,16 @@ def test_pg_hybrid_is_one_observed_stage_fusing_both_sides(neural_demo):
         for rank, cid in enumerate(ranked, 1):
             expected[cid] = expected.get(cid, 0.0) + 1 / (60 + rank)
     assert {h.chunk_id: h.score for h in hybrid.hits} == pytest.approx(expected)
+
+
+def test_a_pg_retriever_can_be_fused(demo_in_postgres):
+    _, stored = demo_in_postgres
+    question = "what does error E-4107 mean on the fleet server"
+    for fuse in ({"method": "weighted"}, {"method": "rrf"}):
+        config = stored.config.with_overrides(retrieve={"retrievers": ["pg-bm25", "lsa"], "observe": ["bm25"]},
+                                              fuse=fuse)
+        stages = {t.name: t for t in Pipeline(stored, config).run(question).trace}
+        assert stages["fuse"].inputs == ("pg-bm25", "lsa")
+        assert stages["fuse"].hits
+    bm25 = {h.chunk_id for h in stages["bm25"].hits}
+    assert bm25 == {h.chunk_id for h in stages["pg-bm25"].hits}

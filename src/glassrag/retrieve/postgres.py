@@ -20,6 +20,7 @@ import numpy as np
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
+from glassrag.fuse.base import ScoreSource
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.schema import Hit
@@ -55,6 +56,19 @@ class _PgRetriever:
     def hits(self, rows: list[tuple[str, float]]) -> list[Hit]:
         return [Hit(cid, float(score), rank, self.name) for rank, (cid, score) in enumerate(rows, 1)]
 
+    def ranked(self, query: Query, rows: list[tuple[str, float]]) -> list[Hit]:
+        """The hits, and their scores kept in the query's cache for weighted fusion."""
+        query.cached(f"pg:{self.name}", lambda: {cid: float(s) for cid, s in rows})
+        return self.hits(rows)
+
+    def score_source(self, query: Query) -> ScoreSource:
+        """For weighted fusion: a chunk's score in this retriever's list; a chunk below its
+        `depth` gets the list's lowest score (a bound: SQL scored only the top), and the
+        range is the candidates'."""
+        scores: dict[str, float] = query.peek(f"pg:{self.name}") or {}
+        floor = min(scores.values(), default=0.0)
+        return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
+
 
 class PgBM25(_PgRetriever):
     name = "pg-bm25"
@@ -68,7 +82,7 @@ class PgBM25(_PgRetriever):
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         rows = pgsearch.bm25(self.conn, self.store.loc, list(query.tokens), self.k1, self.b, self.depth)
-        return self.hits(rows), ["BM25 computed in SQL from the postings table"]
+        return self.ranked(query, rows), ["BM25 computed in SQL from the postings table"]
 
 
 class PgFulltext(_PgRetriever):
@@ -85,7 +99,7 @@ class PgFulltext(_PgRetriever):
         if tsq and not rows:
             notes.append("no chunk holds every word of the question" if self.words == "all"
                          else "no chunk holds any word of the question")
-        return self.hits(rows), notes
+        return self.ranked(query, rows), notes
 
 
 class PgFulltextOr(PgFulltext):
@@ -147,7 +161,7 @@ class PgDense(_PgDense):
             if len(kept) < len(rows):
                 notes.append(f"similarity cutoff {self.cutoff} removed {len(rows) - len(kept)} hits")
             rows = kept
-        return self.hits(rows), notes
+        return self.ranked(query, rows), notes
 
 
 class PgHNSW(PgDense):
@@ -172,7 +186,7 @@ class PgHybrid(_PgDense):
                                       self.vector(query), self.depth, self.cutoff, self.k, self.ef_search)
         notes = [f"one SQL statement: full text gave {sides['full text']} of these, pgvector "
                  f"(cosine ≥ {self.cutoff}) gave {sides['pgvector']}"]
-        return self.hits(rows), notes
+        return self.ranked(query, rows), notes
 
 
 PG_RETRIEVERS: dict[str, Any] = {r.name: r for r in (PgBM25, PgDense, PgHNSW, PgFulltext, PgFulltextOr,
