@@ -186,3 +186,18 @@ def test_an_older_format_is_migrated_when_opened(index, pg_url, monkeypatch):
     open_store(url).write(read)
     assert store.conn.execute(f"SELECT count(note) FROM {store.loc.table('documents')}").fetchone()[0] == 0
     assert answers(open_store(url).read()) == answers(index)
+
+
+def test_a_database_where_pgvector_cannot_be_enabled_says_so(pg_server, index):
+    from glassrag.store import pgserver
+
+    admin = open_store(pgserver.url(pg_server)).conn
+    admin.execute("DROP DATABASE IF EXISTS noext")
+    admin.execute("DROP ROLE IF EXISTS plain")
+    admin.execute("CREATE ROLE plain LOGIN")
+    admin.execute("CREATE DATABASE noext OWNER plain")
+    url = pgserver.url(pg_server, "idx").replace("postgres:@/postgres?", "plain@/noext?")
+    with pytest.raises(StoreError, match="cannot enable pgvector") as err:
+        open_store(url).write(index)
+    assert "CREATE EXTENSION vector" in err.value.hint
+    assert not open_store(url).exists()  # nothing was left behind
