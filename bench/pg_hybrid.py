@@ -75,6 +75,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", choices=["demo", "scifact"])
     parser.add_argument("--split", default="test")
+    parser.add_argument("--ef-search", type=int, default=None,
+                        help="[postgres] ef_search for pg-hnsw and pg-hybrid (default: the setting's, 40)")
     args = parser.parse_args()
     docs, golden = corpus(args.corpus)
     config = with_embedder(Config(), "minilm")
@@ -85,12 +87,14 @@ def main() -> None:
     open_store(url).write(built)
     index = open_store(url).read()
     questions = load_questions(golden, args.split, index.documents)
+    flag = f" --ef-search {args.ef_search}" if args.ef_search else ""
     results: dict = {"corpus": args.corpus, "split": args.split, "questions": len(questions),
-                     "chunks": len(index.chunks), "command": f"python bench/pg_hybrid.py {args.corpus}"}
+                     "chunks": len(index.chunks), "command": f"python bench/pg_hybrid.py {args.corpus}{flag}",
+                     "ef_search": args.ef_search or Config().postgres.ef_search}
     for label, fuse in (("rrf", {"method": "rrf"}), ("weighted", {})):
         run_config = index.config.with_overrides(
             retrieve={"retrievers": ["bm25", "minilm"], "observe": OBSERVED if label == "rrf" else []},
-            fuse=fuse)
+            fuse=fuse, postgres={"ef_search": args.ef_search})
         run = evaluate(Pipeline(index, run_config), questions, split=args.split)
         rows = stage_rows(run, len(questions))
         results[f"glassrag {label}"] = rows.pop("fuse")
@@ -98,7 +102,7 @@ def main() -> None:
             results["stages"] = rows
             results["hnsw_recall@10_vs_exact"] = hnsw_recall(run)
     server.cleanup()
-    path = save(f"pg-hybrid-{args.corpus}", results)
+    path = save(f"pg-hybrid-{args.corpus}" + (f"-ef{args.ef_search}" if args.ef_search else ""), results)
     print(f"{args.corpus} ({results['questions']} questions, {results['chunks']} chunks), {args.split} split")
     print(f"{'stage':<18}{'nDCG@10':>9}{'R@100':>8}{'empty':>7}{'ms':>8}")
     for name, row in [("glassrag rrf", results["glassrag rrf"]), ("glassrag weighted", results["glassrag weighted"]),
