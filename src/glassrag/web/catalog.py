@@ -21,7 +21,7 @@ from glassrag.errors import GlassragError, GoldenError, StoreError
 from glassrag.evaluate.golden import Question, load_golden, normalize_space
 from glassrag.evaluate.relevance import Judge
 from glassrag.pipeline import Pipeline
-from glassrag.store import EmbeddedStore, Index
+from glassrag.store import EmbeddedStore, Index, is_postgres, open_store
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 # The settings cache: pipelines kept per index, sized by memory. A pipeline holds its own
@@ -87,10 +87,10 @@ class Golden:
 class Source:
     """One index folder, read lazily and re-read when its live generation changes."""
 
-    def __init__(self, name: str, path: Path) -> None:
+    def __init__(self, name: str, path: Path | str) -> None:
         self.name = name
         self.path = path
-        self.store = EmbeddedStore(path)
+        self.store = open_store(path)  # a folder, or a PostgreSQL schema (a postgresql:// URL)
         self._lock = threading.Lock()
         self._index: Index | None = None
         self._generation: str | None = None
@@ -104,6 +104,8 @@ class Source:
 
     @property
     def generation(self) -> str:
+        if is_postgres(str(self.path)):
+            return self.store.generation()
         pointer = self.path / "CURRENT"
         try:
             return pointer.read_text(encoding="utf-8").strip()
@@ -156,6 +158,8 @@ class Source:
     # run files -------------------------------------------------------------------------
 
     def run_names(self) -> list[str]:
+        if is_postgres(str(self.path)):
+            return []  # runs are kept beside an index folder; one in PostgreSQL has none
         folder = self.path / "runs"
         if not folder.is_dir():
             return []
@@ -221,16 +225,24 @@ class Source:
 class Catalog:
     """The indexes given to `glassrag serve`, by name (the folder's name, made unique)."""
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Path | str]) -> None:
         if not paths:
             raise StoreError("no index given", "name one: glassrag serve --index DIR")
         self.sources: dict[str, Source] = {}
         for path in paths:
-            path = Path(path)
-            if not EmbeddedStore(path).exists():
-                raise StoreError(f"{path} is not a glassrag index (no CURRENT file)",
-                                 f"build one there: glassrag ingest PATH --index {path}")
-            base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name) or "index"
+            if is_postgres(str(path)):
+                store = open_store(str(path))
+                if not store.exists():
+                    raise StoreError(f"{store} holds no glassrag index",
+                                     "build one there: glassrag ingest PATH --store URL")
+                base = store.loc.schema
+                path = str(path)
+            else:
+                path = Path(path)
+                if not EmbeddedStore(path).exists():
+                    raise StoreError(f"{path} is not a glassrag index (no CURRENT file)",
+                                     f"build one there: glassrag ingest PATH --index {path}")
+                base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name) or "index"
             name, n = base, 1
             while name in self.sources:
                 n += 1

@@ -336,7 +336,7 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
     to another address on purpose). `log`: the experiment log folder the development page shows."""
-    pages = Pages(Catalog([Path(p) for p in indexes]), log)
+    pages = Pages(Catalog(list(indexes)), log)  # folders, or postgresql:// URLs (kept as text)
     workers = Workers(WORKERS)
 
     def both(path: str, handler: Handler, allowed: set[str], settings_too: bool = False) -> list[Route]:

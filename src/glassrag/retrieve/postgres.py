@@ -1,0 +1,193 @@
+"""Retrievers that search an index in PostgreSQL in SQL (glassrag/store/pgsearch.py holds the
+SQL and the formulas), traced and evaluated like any other stage:
+
+    pg-bm25          BM25 computed in SQL from the postings (equal to glassrag's bm25)
+    pg-dense         exact cosine in pgvector over an embedder's vectors
+    pg-hnsw          the same through pgvector's HNSW index (ef_search)
+    pg-fulltext      PostgreSQL full text: websearch_to_tsquery (every word), ts_rank_cd
+    pg-fulltext-or   the same with the question's words ORed
+    pg-hybrid        the common SQL hybrid: full text + pgvector (cosine ≥ cutoff) fused by RRF
+                     in one CTE
+
+Each opens its own connection on first use (retrievers run side by side in threads).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError
+from glassrag.fuse.base import ScoreSource
+from glassrag.lexical.bm25 import BM25
+from glassrag.query import Query
+from glassrag.schema import Hit
+from glassrag.store import pgsearch
+from glassrag.store.base import Index
+
+
+class _PgRetriever:
+    kind = "retrieve"
+    name = "pg"
+    family = "lexical"
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        self.store = getattr(index.chunks, "pg", None)
+        if self.store is None:
+            raise ConfigError(f"retriever {self.name} searches an index in PostgreSQL; this index is a folder",
+                              "ingest into PostgreSQL (glassrag ingest PATH --store postgresql://…), "
+                              "or drop it from [retrieve] retrievers and observe")
+        self.index, self.config = index, config
+        self.depth = config.retrieve.depth
+        self.searched = len(index.chunks)
+        self._conn: Any = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self._conn = self.store.new_connection()
+        return self._conn
+
+    def params(self) -> dict[str, Any]:
+        return {"depth": self.depth, "family": self.family, "store": "postgresql"}
+
+    def hits(self, rows: list[tuple[str, float]]) -> list[Hit]:
+        return [Hit(cid, float(score), rank, self.name) for rank, (cid, score) in enumerate(rows, 1)]
+
+    def ranked(self, query: Query, rows: list[tuple[str, float]]) -> list[Hit]:
+        """The hits, and their scores kept in the query's cache for weighted fusion."""
+        query.cached(f"pg:{self.name}", lambda: {cid: float(s) for cid, s in rows})
+        return self.hits(rows)
+
+    def score_source(self, query: Query) -> ScoreSource:
+        """For weighted fusion: a chunk's score in this retriever's list; a chunk below its
+        `depth` gets the list's lowest score (a bound: SQL scored only the top), and the
+        range is the candidates'."""
+        scores: dict[str, float] = query.peek(f"pg:{self.name}") or {}
+        floor = min(scores.values(), default=0.0)
+        return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
+
+
+class PgBM25(_PgRetriever):
+    name = "pg-bm25"
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        super().__init__(index, config, bm25)
+        self.k1, self.b = config.bm25.k1, config.bm25.b
+
+    def params(self) -> dict[str, Any]:
+        return {"k1": self.k1, "b": self.b, **super().params()}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        rows = pgsearch.bm25(self.conn, self.store.loc, list(query.tokens), self.k1, self.b, self.depth)
+        return self.ranked(query, rows), ["BM25 computed in SQL from the postings table"]
+
+
+class PgFulltext(_PgRetriever):
+    name = "pg-fulltext"
+    words = "all"
+
+    def params(self) -> dict[str, Any]:
+        return {"tsquery": "websearch_to_tsquery" if self.words == "all" else "plainto_tsquery, ORed",
+                "rank": "ts_rank_cd", "text_search": pgsearch.TEXT_SEARCH, **super().params()}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        tsq, rows = pgsearch.fulltext(self.conn, self.store.loc, query.question, self.depth, self.words)
+        notes = [f"tsquery: {tsq or '(empty: no searchable word)'}"]
+        if tsq and not rows:
+            notes.append("no chunk holds every word of the question" if self.words == "all"
+                         else "no chunk holds any word of the question")
+        return self.ranked(query, rows), notes
+
+
+class PgFulltextOr(PgFulltext):
+    name = "pg-fulltext-or"
+    words = "or"
+
+
+class _PgDense(_PgRetriever):
+    family = "dense"
+    exact = True
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        super().__init__(index, config, bm25)
+        wanted = config.postgres.dense or next(iter(index.embeddings), "")
+        if wanted not in index.embeddings:
+            raise ConfigError(f"retriever {self.name} needs an embedder's vectors; this index has "
+                              f"{', '.join(index.embeddings) or 'none'}",
+                              "ingest with --embedder minilm, or set [postgres] dense to one the index has")
+        self.embedder_name = wanted
+        row = self.store.conn.execute(
+            f"SELECT table_name, vector_type FROM {self.store.loc.table('embedders')} WHERE name = %s",
+            (wanted,)).fetchone()
+        self.table, self.vector_type = row
+        self.ef_search = config.postgres.ef_search
+        self._embedder: Any = None
+
+    def params(self) -> dict[str, Any]:
+        search = {"search": "exact"} if self.exact else {"search": "hnsw", "ef_search": self.ef_search}
+        return {"embedder": self.embedder_name, "vector_type": self.vector_type, **search, **super().params()}
+
+    def vector(self, query: Query) -> np.ndarray:
+        """The question's vector, shared with the neural retriever of the same embedder."""
+        if self._embedder is None:
+            from glassrag.dense.neural import SentenceEmbedder
+
+            p = self.index.embeddings[self.embedder_name].params
+            self._embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
+                                              p["quantize"], p["batch_size"], p.get("max_seq_length"))
+        embedder = self._embedder
+        return query.dense_vector(self.embedder_name, lambda: embedder.embed_query(query.question))
+
+
+class PgDense(_PgDense):
+    name = "pg-dense"
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        super().__init__(index, config, bm25)
+        self.cutoff = config.neural.cutoff
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "cutoff": self.cutoff}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        rows = pgsearch.dense(self.conn, self.store.loc, self.table, self.vector_type, self.vector(query),
+                              self.depth, self.exact, self.ef_search)
+        notes = []
+        if self.cutoff is not None:
+            kept = [r for r in rows if r[1] >= self.cutoff]
+            if len(kept) < len(rows):
+                notes.append(f"similarity cutoff {self.cutoff} removed {len(rows) - len(kept)} hits")
+            rows = kept
+        return self.ranked(query, rows), notes
+
+
+class PgHNSW(PgDense):
+    name = "pg-hnsw"
+    exact = False
+
+
+class PgHybrid(_PgDense):
+    name = "pg-hybrid"
+    exact = False
+
+    def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
+        super().__init__(index, config, bm25)
+        self.cutoff, self.k = config.postgres.hybrid_cutoff, config.fuse.k
+
+    def params(self) -> dict[str, Any]:
+        return {**super().params(), "family": "hybrid", "tsquery": "websearch_to_tsquery",
+                "rank": "ts_rank_cd", "cutoff": self.cutoff, "fuse": "rrf", "k": self.k}
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        rows, sides = pgsearch.hybrid(self.conn, self.store.loc, self.table, self.vector_type, query.question,
+                                      self.vector(query), self.depth, self.cutoff, self.k, self.ef_search)
+        notes = [f"one SQL statement: full text gave {sides['full text']} of these, pgvector "
+                 f"(cosine ≥ {self.cutoff}) gave {sides['pgvector']}"]
+        return self.ranked(query, rows), notes
+
+
+PG_RETRIEVERS: dict[str, Any] = {r.name: r for r in (PgBM25, PgDense, PgHNSW, PgFulltext, PgFulltextOr,
+                                                        PgHybrid)}

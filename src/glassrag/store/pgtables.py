@@ -1,0 +1,141 @@
+"""Chunks and documents of a PostgreSQL index, read on demand (the twins of store/tables.py).
+
+At open only each chunk's key, id, document and word count are read (in index order:
+document id in byte order, then position, as ingest orders them); a chunk's or a
+document's text is one SELECT when asked for; whole-table passes stream a server-side cursor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
+from typing import Any, overload
+
+import numpy as np
+
+from glassrag.schema import Chunk, Document, Section
+from glassrag.store.pgschema import Location
+
+ORDER = 'doc_id COLLATE "C", position'
+CHUNK_COLUMNS = 'id, doc_id, locator, text, start, "end", position, heading_path'
+DOC_COLUMNS = "id, title, source, format, sections, metadata, content_hash, text"
+
+
+def chunk_of(row: tuple) -> Chunk:
+    cid, doc_id, locator, text, start, end, position, heading = row
+    return Chunk(cid, doc_id, locator, text, start, end, position, tuple(heading))
+
+
+def document_of(row: tuple) -> Document:
+    did, title, source, fmt, sections, metadata, content_hash, text = row
+    return Document(did, title, source, fmt, text, tuple(Section.from_dict(s) for s in sections),
+                    metadata, content_hash)
+
+
+class PgChunks(Sequence[Chunk]):
+    """The chunks of a PostgreSQL index, in index order. `pg` is the store that read them
+    (the pg-* retrievers search through it)."""
+
+    def __init__(self, pg: Any, conn: Any, loc: Location) -> None:
+        self.pg, self.conn, self.loc = pg, conn, loc
+        rows = conn.execute(f"SELECT key, id, doc_id, words FROM {loc.table('chunks')} ORDER BY {ORDER}").fetchall()
+        self.keys = np.array([r[0] for r in rows], dtype=np.int64)
+        ids = [r[1] for r in rows]
+        self.ids = np.array([i.encode("utf-8") for i in ids], dtype=bytes) if ids else np.empty(0, dtype="S1")
+        self.doc_ids = [r[2] for r in rows]
+        self.words = np.array([r[3] for r in rows], dtype=np.int32)
+        self.positions = {cid: i for i, cid in enumerate(ids)}
+        self._row_of_key: dict[int, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @overload
+    def __getitem__(self, i: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"chunk {i} out of range ({n} chunks)")
+        row = self.conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} WHERE key = %s",
+                                (int(self.keys[i]),)).fetchone()
+        return chunk_of(row)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        with self.conn.transaction(), self.conn.cursor(name="glassrag_chunks") as cur:
+            cur.itersize = 5000
+            cur.execute(f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} ORDER BY {ORDER}")
+            for row in cur:
+                yield chunk_of(row)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def id_of(self, i: int) -> str:
+        return self.ids[i].decode("utf-8")
+
+    def row_of_key(self) -> dict[int, int]:
+        """chunk key -> its row in index order."""
+        if self._row_of_key is None:
+            self._row_of_key = {int(k): i for i, k in enumerate(self.keys.tolist())}
+        return self._row_of_key
+
+
+class PgDocuments(Mapping[str, Document]):
+    """The documents of a PostgreSQL index by id (ids and content hashes read at open)."""
+
+    def __init__(self, conn: Any, loc: Location) -> None:
+        self.conn, self.loc = conn, loc
+        rows = conn.execute(f'SELECT id, content_hash FROM {loc.table("documents")} ORDER BY id COLLATE "C"').fetchall()
+        self.hashes = dict(rows)
+        self.ids = [r[0] for r in rows]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.hashes
+
+    def __getitem__(self, doc_id: str) -> Document:
+        if doc_id not in self.hashes:
+            raise KeyError(doc_id)
+        row = self.conn.execute(f"SELECT {DOC_COLUMNS} FROM {self.loc.table('documents')} WHERE id = %s",
+                                (doc_id,)).fetchone()
+        return document_of(row)
+
+    def _stream(self) -> Iterator[Document]:
+        with self.conn.transaction(), self.conn.cursor(name="glassrag_documents") as cur:
+            cur.itersize = 2000
+            cur.execute(f'SELECT {DOC_COLUMNS} FROM {self.loc.table("documents")} ORDER BY id COLLATE "C"')
+            for row in cur:
+                yield document_of(row)
+
+    def values(self) -> ValuesView[Document]:
+        return _StreamedValues(self)
+
+    def items(self) -> ItemsView[str, Document]:
+        return _StreamedItems(self)
+
+
+class _StreamedValues(ValuesView[Document]):
+    def __iter__(self) -> Iterator[Document]:
+        return self._mapping._stream()  # type: ignore[attr-defined, no-any-return]
+
+
+class _StreamedItems(ItemsView[str, Document]):
+    def __iter__(self) -> Iterator[tuple[str, Document]]:
+        return ((d.id, d) for d in self._mapping._stream())  # type: ignore[attr-defined]
+

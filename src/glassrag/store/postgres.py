@@ -1,0 +1,193 @@
+"""The PostgreSQL store: an index in a schema of a PostgreSQL database with pgvector,
+behind the same interface as the embedded folder store (exists, read, write, writing).
+
+    glassrag ingest docs/ --store 'postgresql://user@host/db?schema=handbook'
+
+Tables and migrations: store/pgschema.py; the transactional, incremental write:
+store/pgwrite.py; chunks and documents read on demand: store/pgtables.py; the SQL of the
+pg-* retrievers: store/pgsearch.py. `read` gives an Index whose term counts come from the
+postings table, so every in-memory stage (BM25, RM3, the gate's signals) works unchanged,
+and whose `chunks.pg` is this store, through which the pg-* retrievers search in SQL.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from glassrag.config import Config
+from glassrag.errors import StoreError
+from glassrag.lexical.bm25 import TermCounts
+from glassrag.store.base import Embedded, Index, Stored
+from glassrag.store import pgschema
+from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
+                                     stored_format)
+from glassrag.store.pgtables import PgChunks, PgDocuments
+
+POLL_SECONDS = 0.2
+
+
+class PostgresStore:
+    """`wait`: seconds a writer waits for another writer of the same schema."""
+
+    def __init__(self, url: str, wait: float = 60.0, notify: Callable[[str], None] | None = None) -> None:
+        self.url = url
+        self.loc: Location = parse_location(url)
+        self.wait, self.notify = wait, notify
+        self._conn: Any = None
+        self._read_generation: int | None = None
+        self._lock_conn: Any = None
+
+    def __str__(self) -> str:
+        return str(self.loc)
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self._conn = connect(self.loc, autocommit=True)
+        return self._conn
+
+    def new_connection(self) -> Any:
+        """A connection of its own (a retriever running in its own thread)."""
+        return connect(self.loc, autocommit=True)
+
+    def exists(self) -> bool:
+        return stored_format(self.conn, self.loc) is not None
+
+    def generation(self) -> str:
+        """Changes with every write (the web app re-reads an index when it changes)."""
+        row = self.conn.execute(f"SELECT value FROM {self.loc.table('meta')} WHERE key = 'generation'").fetchone()
+        return f"pg-{row[0]}"
+
+    # writing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A session advisory lock on the schema for a whole read-change-write, so a second
+        writer waits (up to `wait` seconds) and then reads what the first wrote."""
+        if self._lock_conn is not None:  # re-entrant
+            yield
+            return
+        conn = connect(self.loc, autocommit=True)
+        key = "glassrag-writer:" + self.loc.schema
+        deadline, told = time.monotonic() + self.wait, False
+        while not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()[0]:
+            if time.monotonic() >= deadline:
+                conn.close()
+                raise StoreError(f"{self.loc} is being written by another glassrag; waited {self.wait:g} s",
+                                 "let it finish and run this again, or wait longer with --wait SECONDS")
+            if not told and self.notify is not None:
+                self.notify("another session holds the schema's writer lock")
+                told = True
+            time.sleep(POLL_SECONDS)
+        self._lock_conn = conn
+        try:
+            yield
+        finally:
+            self._lock_conn = None
+            conn.close()
+
+    def write(self, index: Index) -> None:
+        from glassrag.store.pgwrite import write_index
+
+        conn = connect(self.loc)
+        try:
+            self._read_generation = write_index(conn, self.loc, index, self._read_generation)
+            conn.autocommit = True
+            # after the commit (VACUUM runs outside a transaction): the visibility map, so BM25
+            # reads postings by index-only scans, and fresh statistics for the planner
+            t = self.loc.table
+            conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}")
+        finally:
+            conn.close()
+
+    # reading ---------------------------------------------------------------------------
+
+    def read(self) -> Index:
+        conn, loc = self.conn, self.loc
+        version = stored_format(conn, loc)
+        if version is None:
+            raise StoreError(f"{loc} holds no glassrag index",
+                             f"build one there: glassrag ingest PATH --store '{redact(self.url)}'")
+        check_format(version, loc)
+        if version < pgschema.PG_FORMAT:
+            migrate(conn, loc)
+        meta = dict(conn.execute(f"SELECT key, value FROM {loc.table('meta')}").fetchall())
+        if "config" not in meta:
+            raise StoreError(f"{loc} holds an index that was never completely written",
+                             f"ingest again: glassrag ingest PATH --store '{redact(self.url)}'")
+        self._read_generation = int(meta["generation"])
+        config = Config.from_dict(meta["config"], origin=str(loc), layer="index")
+        chunks = PgChunks(self, conn, loc)
+        documents = PgDocuments(conn, loc)
+        counts = self._counts(chunks)
+        doc_chunks: dict[str, int] = {d: 0 for d in documents.ids}
+        for d in chunks.doc_ids:
+            doc_chunks[d] += 1
+        stored = Stored(None, dict(meta.get("superseded") or {}), meta.get("newest_date"), doc_chunks,
+                        documents.hashes, [d for d, n in doc_chunks.items() if n == 0], None, counts)
+        return Index(config, documents, chunks, counts, self._lsa(meta), dict(meta.get("extra") or {}),
+                     self._embeddings(chunks), stored, dict(meta.get("sources") or {}))
+
+    def _counts(self, chunks: PgChunks) -> TermCounts:
+        """TermCounts (chunks × terms, CSC) from the postings; terms numbered by their id order."""
+        t = self.loc.table
+        terms = self.conn.execute(f"SELECT id, term FROM {t('terms')} ORDER BY id").fetchall()
+        ids = np.array([r[0] for r in terms], dtype=np.int64)
+        vocab = {r[1]: j for j, r in enumerate(terms)}
+        term_ids, keys, tf = _postings(self.conn, self.loc)
+        rows = np.searchsorted(chunks.keys, keys) if chunks.keys.size and np.all(np.diff(chunks.keys) > 0) \
+            else np.array([chunks.row_of_key()[int(k)] for k in keys.tolist()], dtype=np.int64)
+        cols = np.searchsorted(ids, term_ids)
+        matrix = sp.csc_matrix((tf, (rows, cols)), shape=(len(chunks), len(vocab)), dtype=np.float32)
+        matrix.sort_indices()
+        matrix.indices = matrix.indices.astype(np.int32, copy=False)
+        lengths = self.conn.execute(f'SELECT length FROM {t("chunks")} ORDER BY doc_id COLLATE "C", position').fetchall()
+        doc_len = np.array([r[0] for r in lengths], dtype=np.float32)
+        return TermCounts(vocab, matrix, doc_len)
+
+    def _lsa(self, meta: dict[str, Any]) -> Any:
+        if not meta.get("lsa"):
+            return None
+        from glassrag.dense.lsa import LSA
+
+        arrays = {name.split("/", 1)[1]: np.load(io.BytesIO(data), allow_pickle=False)
+                  for name, data in self.conn.execute(
+                      f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'lsa/%'").fetchall()}
+        words = meta["lsa"]["vocab"]
+        return LSA.from_arrays(meta["lsa"]["params"], dict(zip(words, range(len(words)))), arrays)
+
+    def _embeddings(self, chunks: PgChunks) -> dict[str, Embedded]:
+        out = {}
+        t = self.loc.table
+        for name, params, dim, table in self.conn.execute(
+                f"SELECT name, params, dim, table_name FROM {t('embedders')} ORDER BY name").fetchall():
+            vectors = np.zeros((len(chunks), dim), dtype=np.float32)
+            row_of = chunks.row_of_key()
+            with self.conn.cursor(binary=True) as cur:
+                cur.execute(f"SELECT chunk_key, embedding::real[] FROM {t(table)}")
+                for key, values in cur:
+                    vectors[row_of[key]] = values
+            out[name] = Embedded(name, params if isinstance(params, dict) else json.loads(params), vectors)
+        return out
+
+
+def _postings(conn: Any, loc: Location) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(term ids, chunk keys, tf) of every posting, by a binary COPY read into numpy."""
+    buffer = io.BytesIO()
+    with conn.cursor() as cur, cur.copy(
+            f"COPY (SELECT term_id, chunk_key, tf FROM {loc.table('postings')}) TO STDOUT (FORMAT BINARY)") as cp:
+        for block in cp:
+            buffer.write(block)
+    data = buffer.getvalue()
+    record = np.dtype([("n", ">i2"), ("l0", ">i4"), ("term", ">i4"), ("l1", ">i4"), ("key", ">i8"),
+                       ("l2", ">i4"), ("tf", ">f4")])
+    body = data[19:len(data) - 2]  # the header (no extension area) and the trailer
+    rows = np.frombuffer(body, dtype=record)
+    return rows["term"].astype(np.int64), rows["key"].astype(np.int64), rows["tf"].astype(np.float32)
