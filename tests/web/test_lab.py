@@ -23,7 +23,7 @@ from glassrag.lab.base import Bench
 from glassrag.lab.fusion import config_for
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
-from glassrag.web.server import CSP
+from glassrag.web.guard import CSP
 
 
 @pytest.fixture(scope="module")

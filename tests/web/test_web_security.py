@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 from glassrag.config import Config
 from glassrag.indexer import build_index
 from glassrag.store import EmbeddedStore
-from glassrag.web.server import CSP, create_app
+from glassrag.web.guard import CSP
+from glassrag.web.server import create_app
 
 PAGES = ["/ask", "/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test", "/documents",
          "/documents/faq", "/glossary"]

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the web app needs the web extra: pip install 'glassrag[web]'")
 
 from glassrag.errors import ConfigError  # noqa: E402
-from glassrag.web import server  # noqa: E402
+from glassrag.web import guard, server  # noqa: E402
 
 
 def free_port() -> int:
@@ -74,4 +74,4 @@ def test_a_port_in_use_is_a_config_error(demo_index: Path):
                                          ("127.0.0.2", True), ("0.0.0.0", False), ("192.0.2.1", False),
                                          ("example.org", False)])
 def test_loopback_is_recognised(host: str, local: bool):
-    assert server.is_loopback(host) is local
+    assert guard.is_loopback(host) is local
