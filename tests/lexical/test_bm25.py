@@ -117,6 +117,8 @@ def test_explain_rows_by_hand_with_a_document_longer_than_average():
                        "note": "not in the index"}
     assert sum(r["contribution"] for r in rows) == pytest.approx(
         float(bm25.score_all(["error", "tilt", "error", "zebra"])[1]), rel=1e-6)
+    # a word the index lacks does not end the explanation
+    assert [r["term"] for r in bm25.explain(["zebra", "error"], 1)] == ["zebra", "error"]
 
 
 def test_explain_bounded_keeps_the_largest_in_query_order_and_sums_the_rest():
