@@ -79,7 +79,7 @@ def test_stored_weights_give_the_same_scores_as_computed_ones():
     np.testing.assert_allclose(computed.score_all(["error", "error"]), 2 * once)
 
 
-@pytest.mark.parametrize("n,k,seed", [(10, 3, 0), (50_000, 100, 1), (200_000, 10, 2), (200_000, 1000, 3),
+@pytest.mark.parametrize("n,k,seed", [(10, 3, 0), (50_000, 100, 1), (200_000, 10, 2), (200_000, 1000, 3), (200_000, 1, 5),
                                       (100_000, 100, 4)])
 def test_top_k_equals_a_full_stable_sort(n, k, seed):
     rng = np.random.default_rng(seed)
