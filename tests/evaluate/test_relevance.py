@@ -72,6 +72,7 @@ def test_visible_by_words_needs_every_word_in_one_shown_text():
     j = Judge(CHUNKS).judge(q)
     assert visible(j, q, ["nothing here", "sick leave needs a note"])
     assert not visible(j, q, ["sick leave", "a note"])
+    assert not visible(j, q, ["nothing here"])
 
 
 def test_visible_is_unknown_without_text_or_words():
@@ -99,3 +100,20 @@ def test_a_quote_by_words_holds_every_word():
 def test_a_quote_without_labels_is_not_correct():
     q = Question("q", "?", True, answers=(Span("hr"),))
     assert not quote_correct(Judge(CHUNKS).judge(q), q, "Annual leave is 25 days.")
+
+
+def test_a_label_for_a_document_not_in_the_index_matches_nothing():
+    q = Question("q", "?", True, answers=(Span("gone", text="25 days"), Span("gone2")))
+    j = Judge(CHUNKS).judge(q)
+    assert j.relevant_chunks() == set() and not j.intact
+    assert j.unit_docs == {"a0:gone": "gone", "a1:gone2": "gone2"}
+
+
+def test_only_a_question_marked_exclude_self_drops_its_own_document():
+    """BEIR queries that are themselves documents (ArguAna) must not find themselves; a
+    question whose id merely equals a document id keeps that document."""
+    plain = Question("hr", "?", True, answers=(Span("kit", text="5.2 kg"),))
+    assert Judge(CHUNKS).judge(plain).excluded == frozenset()
+    marked = Question("hr", "?", True, answers=(Span("kit", text="5.2 kg"),), extra={"exclude_self": True})
+    assert Judge(CHUNKS).judge(marked).excluded == {CHUNKS[0].id, CHUNKS[1].id}
+    assert Judge(CHUNKS).judge(Question("nowhere", "?", True, extra={"exclude_self": True})).excluded == frozenset()

@@ -189,3 +189,24 @@ def test_bootstrap_draws_not_kept_are_still_seeded(monkeypatch: pytest.MonkeyPat
 
 def test_holm_takes_a_p_value_of_zero() -> None:
     assert holm([0.0, 0.04]) == [0.0, 0.04]
+
+
+def test_mean_interval_is_the_percentile_bootstrap_written_out() -> None:
+    """The interval equals the 2.5th and 97.5th percentiles of the means of `resamples` draws
+    with replacement from default_rng(seed), whether the draws are kept or not."""
+    values = np.random.default_rng(7).random(30)
+    draws = np.random.default_rng(4).integers(0, 30, size=(500, 30))
+    expected = tuple(np.quantile(values[draws].mean(axis=1), [0.025, 0.975]))
+    assert mean_interval(values, resamples=500, seed=4) == pytest.approx(expected, abs=1e-15)
+    assert mean_interval(values, resamples=500, seed=4, level=0.9) == pytest.approx(
+        tuple(np.quantile(values[draws].mean(axis=1), [0.05, 0.95])), abs=1e-15)
+
+
+def test_mean_interval_defaults_and_level_bounds() -> None:
+    values = np.random.default_rng(8).random(50)
+    assert mean_interval(values) == mean_interval(values, resamples=10000, seed=0, level=0.95)
+    other = values[::-1] * 0.9
+    assert paired_bootstrap_ci(values, other) == paired_bootstrap_ci(values, other, resamples=10000, seed=0)
+    for level in (0.0, 1.0, 1.5):
+        with pytest.raises(ConfigError, match="level must be between 0 and 1"):
+            mean_interval(values, level=level)
