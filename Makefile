@@ -59,11 +59,11 @@ bench-check: $(FULL)
 # mutation testing (mutmut) of the packages docs/testing.md reports on, each with its own
 # tests, in copies under /tmp/glassrag-mutation; slow: tens of minutes on 2 cores
 mutation: $(FULL)
-	$(BIN)/python -m pip install --quiet mutmut
+	$(BIN)/python -m pip install --quiet "mutmut>=3.8.1"
 	scripts/mutation.sh fuse
 	scripts/mutation.sh gate
-	scripts/mutation.sh evaluate diagnose.py metrics.py
-	scripts/mutation.sh lexical analyze.py
+	scripts/mutation.sh evaluate diagnose.py metrics.py stats.py relevance.py
+	scripts/mutation.sh lexical analyze.py bm25.py
 
 clean:
 	rm -rf $(VENV) .glassrag .pytest_cache
