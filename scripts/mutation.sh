@@ -6,8 +6,8 @@
 #                                                  scripts/mutation.sh evaluate diagnose.py metrics.py
 #
 # Mutates src/glassrag/PACKAGE/ (or only the FILEs named), runs tests/PACKAGE/ against each
-# mutant, and prints the survivors. Needs `.venv/bin/pip install mutmut` (3.8 was used for
-# docs/testing.md). Output: $OUT (default /tmp/glassrag-mutation)/PACKAGE/{run.log,results.txt}.
+# mutant, and prints the survivors. Needs `.venv/bin/pip install mutmut` (3.8.1 or later under pytest 9;
+# 3.8.0 made the first runs of docs/testing.md). Output: $OUT (default /tmp/glassrag-mutation)/PACKAGE/{run.log,results.txt}.
 set -eu
 pkg=$1; shift
 root=$(cd "$(dirname "$0")/.." && pwd)
