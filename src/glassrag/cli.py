@@ -733,7 +733,8 @@ def build_parser() -> argparse.ArgumentParser:
     golden = p.add_subparsers(dest="golden_command", required=True, metavar="check", help="what to do")
     g = golden.add_parser("check", help="validate every line (against an index, with --index)")
     g.add_argument("file", type=Path, help="the golden JSONL file (or a BEIR folder)")
-    g.add_argument("--index", help="also check documents, locators and verbatim spans")
+    g.add_argument("--index", "--store", dest="index", help="also check documents, locators and verbatim spans "
+                                                           "(an index folder or a postgresql:// URL)")
     g.set_defaults(run=cmd_golden_check)
 
     p = sub.add_parser("eval", help="evaluate every stage on a golden set or BEIR folder")
@@ -805,7 +806,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "whether it needs a re-ingest, its doc and the source of its default")
     p.add_argument("--config", type=Path, help="a TOML settings file, shown layered over the defaults "
                                                "(or over the index's settings, with --index)")
-    p.add_argument("--index", help="show the settings of this index")
+    p.add_argument("--index", "--store", dest="index", help="show the settings of this index (a folder or a "
+                                                            "postgresql:// URL)")
     p.set_defaults(run=cmd_config)
 
     from glassrag import sweep_cli

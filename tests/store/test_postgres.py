@@ -154,6 +154,19 @@ def test_cli_ingest_ask_and_eval_with_store(corpus, pg_url, tmp_path):
     missing = glassrag("ask", "anything", "--store", url.replace("schema=", "schema=x"))
     assert missing.returncode == 3 and "holds no glassrag index" in missing.stderr
 
+    from tests.test_cli import GOLDEN
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text("".join(json.dumps(q) + "\n" for q in GOLDEN))
+    assert glassrag("golden", "check", golden, "--store", url).returncode == 0
+    evaluated = glassrag("eval", "--store", url, "--golden", golden, "--out", tmp_path / "run.json")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert json.loads((tmp_path / "run.json").read_text())["answer"]["metrics"]["hit@1"]["n"] == 2
+    saved = glassrag("eval", "--store", url, "--golden", golden, "--save", "x")
+    assert saved.returncode == 2 and "--out FILE" in saved.stderr
+    settings = glassrag("config", "--store", url)
+    assert settings.returncode == 0 and "postgres.ef_search" in settings.stdout
+
 
 def test_serve_answers_from_an_index_in_postgresql(index, pg_url):
     pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
