@@ -7,13 +7,14 @@ document's text is one SELECT when asked for; whole-table passes stream a server
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
-from typing import Any, overload
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from glassrag.schema import Chunk, Document, Section
 from glassrag.store.pgschema import Location
+from glassrag.store.tables import ChunkRows, StreamedDocuments
 
 ORDER = 'doc_id COLLATE "C", position'
 CHUNK_COLUMNS = 'id, doc_id, locator, text, start, "end", position, heading_path'
@@ -31,7 +32,7 @@ def document_of(row: tuple) -> Document:
                     metadata, content_hash)
 
 
-class PgChunks(Sequence[Chunk]):
+class PgChunks(ChunkRows):
     """The chunks of a PostgreSQL index, in index order. `pg` is the store that read them
     (the pg-* retrievers search through it)."""
 
@@ -49,20 +50,7 @@ class PgChunks(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self.keys)
 
-    @overload
-    def __getitem__(self, i: int) -> Chunk: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Chunk]: ...
-
-    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"chunk {i} out of range ({n} chunks)")
+    def _at(self, i: int) -> Chunk:
         row = self.conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} WHERE key = %s",
                                 (int(self.keys[i]),)).fetchone()
         return chunk_of(row)
@@ -74,16 +62,6 @@ class PgChunks(Sequence[Chunk]):
             for row in cur:
                 yield chunk_of(row)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def id_of(self, i: int) -> str:
-        return self.ids[i].decode("utf-8")
-
     def row_of_key(self) -> dict[int, int]:
         """chunk key -> its row in index order."""
         if self._row_of_key is None:
@@ -91,7 +69,7 @@ class PgChunks(Sequence[Chunk]):
         return self._row_of_key
 
 
-class PgDocuments(Mapping[str, Document]):
+class PgDocuments(StreamedDocuments):
     """The documents of a PostgreSQL index by id (ids and content hashes read at open)."""
 
     def __init__(self, conn: Any, loc: Location) -> None:
@@ -122,20 +100,4 @@ class PgDocuments(Mapping[str, Document]):
             cur.execute(f'SELECT {DOC_COLUMNS} FROM {self.loc.table("documents")} ORDER BY id COLLATE "C"')
             for row in cur:
                 yield document_of(row)
-
-    def values(self) -> ValuesView[Document]:
-        return _StreamedValues(self)
-
-    def items(self) -> ItemsView[str, Document]:
-        return _StreamedItems(self)
-
-
-class _StreamedValues(ValuesView[Document]):
-    def __iter__(self) -> Iterator[Document]:
-        return self._mapping._stream()  # type: ignore[attr-defined, no-any-return]
-
-
-class _StreamedItems(ItemsView[str, Document]):
-    def __iter__(self) -> Iterator[tuple[str, Document]]:
-        return ((d.id, d) for d in self._mapping._stream())  # type: ignore[attr-defined]
 

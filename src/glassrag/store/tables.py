@@ -95,7 +95,57 @@ class IdLookup(Mapping[str, int]):
         return len(self.sorted_ids)
 
 
-class ChunkTable(Sequence[Chunk]):
+class ChunkRows(Sequence[Chunk]):
+    """What both stores' chunk tables share: a Sequence whose subclasses give `__len__`,
+    `_at(i)` (row i, 0 ≤ i < len) and `__iter__`; indexing, slicing and equality are here."""
+
+    ids: np.ndarray  # bytes, index order
+
+    @overload
+    def __getitem__(self, i: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"chunk {i} out of range ({n} chunks)")
+        return self._at(i)
+
+    def _at(self, i: int) -> Chunk:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def id_of(self, i: int) -> str:
+        return self.ids[i].decode("utf-8")
+
+
+class StreamedDocuments(Mapping[str, Document]):
+    """What both stores' document tables share: `values()` and `items()` stream the
+    documents in one pass (`_stream`) instead of a lookup per id."""
+
+    def _stream(self) -> Iterator[Document]:
+        raise NotImplementedError
+
+    def values(self) -> ValuesView[Document]:
+        return _StreamedValues(self)
+
+    def items(self) -> ItemsView[str, Document]:
+        return _StreamedItems(self)
+
+
+class ChunkTable(ChunkRows):
     """The chunks of a stored index, in index order, each parsed when asked for."""
 
     def __init__(self, folder: Path) -> None:
@@ -113,20 +163,7 @@ class ChunkTable(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, i: int) -> Chunk: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Chunk]: ...
-
-    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"chunk {i} out of range ({n} chunks)")
+    def _at(self, i: int) -> Chunk:
         return self._chunk(i, self._rows[int(self.offsets[i]):int(self.offsets[i + 1])])
 
     def _chunk(self, i: int, line: bytes) -> Chunk:
@@ -145,18 +182,8 @@ class ChunkTable(Sequence[Chunk]):
         for i, line in enumerate(self._rows[start:end].splitlines()):
             yield self._chunk(i, line)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def id_of(self, i: int) -> str:
-        return self.ids[i].decode("utf-8")
-
-
-class DocumentTable(Mapping[str, Document]):
+class DocumentTable(StreamedDocuments):
     """The documents of a stored index by id (sorted), each parsed when asked for."""
 
     def __init__(self, folder: Path) -> None:
@@ -202,12 +229,6 @@ class DocumentTable(Mapping[str, Document]):
 
     def content_hashes(self) -> Mapping[str, str]:
         return _Column(self, load_array(self.folder / "doc_hashes.npy"))
-
-    def values(self) -> ValuesView[Document]:
-        return _StreamedValues(self)
-
-    def items(self) -> ItemsView[str, Document]:
-        return _StreamedItems(self)
 
 
 class _Column(Mapping[str, str]):
