@@ -101,6 +101,13 @@ class SentenceEmbedder:
         self._model: Any = None
         self.load_ms: float | None = None
 
+    @classmethod
+    def from_params(cls, p: dict[str, Any]) -> "SentenceEmbedder":
+        """The embedder whose `params()` an index stored with its vectors: the one that
+        embeds questions for them."""
+        return cls(p["model"], p["query_instruction"], p["passage_instruction"], p["quantize"],
+                   p["batch_size"], p.get("max_seq_length"))
+
     @property
     def name(self) -> str:
         """Identifies model, instructions and quantisation: what a cached vector depends on."""

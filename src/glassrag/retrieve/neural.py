@@ -36,9 +36,7 @@ class NeuralRetriever:
         if self._parts is None:
             from glassrag.dense.neural import SentenceEmbedder
 
-            p = self.embedding.params
-            embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
-                                        p["quantize"], p["batch_size"], p.get("max_seq_length"))
+            embedder = SentenceEmbedder.from_params(self.embedding.params)
             if self.search_kind == "hnsw":
                 from glassrag.dense.ann import HNSWCosine
 

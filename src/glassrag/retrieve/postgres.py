@@ -135,9 +135,7 @@ class _PgDense(_PgRetriever):
         if self._embedder is None:
             from glassrag.dense.neural import SentenceEmbedder
 
-            p = self.index.embeddings[self.embedder_name].params
-            self._embedder = SentenceEmbedder(p["model"], p["query_instruction"], p["passage_instruction"],
-                                              p["quantize"], p["batch_size"], p.get("max_seq_length"))
+            self._embedder = SentenceEmbedder.from_params(self.index.embeddings[self.embedder_name].params)
         embedder = self._embedder
         return query.dense_vector(self.embedder_name, lambda: embedder.embed_query(query.question))
 
