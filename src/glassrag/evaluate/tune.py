@@ -40,7 +40,14 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
     """Rows: each train question's top `pool` candidates from the stages before the reranker
     (reranker, MMR, cap and gate switched off), labelled by the relevance judge."""
     x, y, n = reranker_rows(index, config, questions, source, progress)
-    model = train(x, y)
+    return reranker_model(x, y, n, config, source)
+
+
+def reranker_model(x: np.ndarray, y: np.ndarray, n: int, config: Config, source: str,
+                   l2: float = 1.0) -> dict[str, Any]:
+    """The storable model fitted on `reranker_rows`' output with L2 penalty `l2`, with what it
+    was trained on (pool, golden set, split, number of questions)."""
+    model = train(x, y, l2)
     model.update({"pool": config.rerank.pool, "golden": source, "split": "train", "questions": n})
     return model
 

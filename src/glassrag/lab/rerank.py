@@ -20,12 +20,12 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
-from glassrag.evaluate.tune import reranker_rows
+from glassrag.evaluate.tune import reranker_model, reranker_rows
 from glassrag.lab.base import Bench, choice, means, number, qrels_of
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
-from glassrag.rerank.learned import LearnedReranker, train
+from glassrag.rerank.learned import LearnedReranker
 from glassrag.schema import Hit
 from glassrag.store.base import Index
 
@@ -42,13 +42,11 @@ def before_config(bench: Bench) -> Config:
 
 def trained(bench: Bench, l2: float) -> tuple[dict[str, Any], Index]:
     """The model fitted on the train split's rows (tune.reranker_rows, made once) with penalty
-    `l2` by rerank/learned.train, as `glassrag rerank-train` does with l2 = 1; and the index holding it."""
+    `l2` by tune.reranker_model, as `glassrag rerank-train` does with l2 = 1; and the index holding it."""
     def compute() -> tuple[dict[str, Any], Index]:
         x, y, n = bench.remember(("rerank-rows",), lambda: reranker_rows(
             bench.index, bench.index.config, list(bench.questions), bench.golden))
-        model = train(x, y, l2)
-        model.update({"pool": bench.index.config.rerank.pool, "golden": bench.golden, "split": "train",
-                      "questions": n})
+        model = reranker_model(x, y, n, bench.index.config, bench.golden, l2)
         return model, replace(bench.index, extra={**bench.index.extra, "reranker": model})
 
     return bench.remember(("rerank-model", l2), compute)
