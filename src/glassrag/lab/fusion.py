@@ -85,7 +85,7 @@ def _lists(bench: Bench, answer: Any, stages: list[str], qid: str) -> dict[str, 
     out = {}
     for t in answer.trace:
         if t.name in stages:
-            out[t.name] = [{"rank": h.rank, "chunk": h.chunk_id, "doc": bench.index.chunk(h.chunk_id).doc_id,
-                            "locator": bench.index.chunk(h.chunk_id).locator, "score": h.score,
-                            "relevant": h.chunk_id in relevant} for h in t.hits[:LISTED]]
+            shown = [(h, bench.index.chunk(h.chunk_id)) for h in t.hits[:LISTED]]
+            out[t.name] = [{"rank": h.rank, "chunk": h.chunk_id, "doc": c.doc_id, "locator": c.locator,
+                            "score": h.score, "relevant": h.chunk_id in relevant} for h, c in shown]
     return {"id": qid, "question": question.question, "lists": out}

@@ -114,8 +114,8 @@ def outdated(bench: Bench, index: Index, qid: str) -> dict[str, Any]:
         answer = pipeline.run(question.question)
         last = [t for t in answer.trace if t.kind in ("rerank", "mmr")]
         hits = (last[-1] if last else answer.trace[-1]).hits[:3]
-        top = [{"doc": index.chunk(h.chunk_id).doc_id, "locator": index.chunk(h.chunk_id).locator,
-                "outdated": index.chunk(h.chunk_id).doc_id in superseded} for h in hits]
+        chunks = [index.chunk(h.chunk_id) for h in hits]
+        top = [{"doc": c.doc_id, "locator": c.locator, "outdated": c.doc_id in superseded} for c in chunks]
         rows.append({"lambda": lam, "top": top, "outdated_in_top3": any(t["outdated"] for t in top)})
     out_at = next((r["lambda"] for r in rows if not r["outdated_in_top3"]), None)
     return {"id": qid, "question": question.question, "rows": rows, "falls_out_at": out_at,
