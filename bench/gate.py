@@ -21,6 +21,11 @@ train split, then
 2. Each rule (cost with the default c, balanced, keep95) calibrated on train and evaluated
    once on test: ranking hit@5 before the gate, answer hit@5 after it, both declined
    rates, and the AUROC on test of the score the gate chose.
+3. The ceiling of each signal: the largest share of unanswerable questions any threshold
+   declines while declining at most 5 % of the found answers, read off each split on its
+   own (in-sample: an upper bound on what a threshold chosen there can do, not a
+   calibration). On train it says whether a target such as "half the unanswerable
+   declined, answer hit@5 kept within 5 %" is supported by the evidence calibration sees.
 
 Results: bench/results/gate.json and gate.md.
 """
@@ -46,7 +51,7 @@ from glassrag.evaluate.runs import evaluate
 from glassrag.provenance import code_version
 from glassrag.evaluate.tune import calibrate_index, gate_rows, train_reranker
 from glassrag.gate.calibrate import auroc, calibrate
-from glassrag.gate.score import CV_FOLDS, folds, value
+from glassrag.gate.score import CV_FOLDS, combined_oof, folds, value
 from glassrag.gate.threshold import Gate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
@@ -94,13 +99,36 @@ def build(corpus: dict[str, Any]) -> Any:
     return index
 
 
-def train_signals(index: Any, questions: list) -> list[dict[str, Any]]:
-    """Every train question's gate signals, whether it is answerable and whether the ranking
-    found its answer in the top k (one pass with the gate off)."""
+def split_signals(index: Any, questions: list, split: str = "train") -> list[dict[str, Any]]:
+    """Every question's gate signals in `split`, whether it is answerable and whether the
+    ranking found its answer in the top k (one pass with the gate off)."""
     pipeline = Pipeline(index, replace(index.config, gate=replace(index.config.gate, enabled=False)))
-    train = [q for q in questions if q.split == "train"]
+    chosen = [q for q in questions if q.split == split]
     return [{"answerable": q.answerable, "found": found, "signals": got}
-            for q, _, got, found in gate_rows(pipeline, train, Judge(index.chunks))]
+            for q, _, got, found in gate_rows(pipeline, chosen, Judge(index.chunks))]
+
+
+def ceiling(rows: list[dict[str, Any]], lose: float = 1 - KEEP) -> dict[str, float]:
+    """Per signal (and the out-of-fold combination): the largest share of unanswerable
+    questions declined by any threshold that declines at most `lose` of the found answers.
+    A question that matched nothing is declined at every threshold."""
+    pos = [r["signals"] for r in rows if r["found"]]
+    neg = [r["signals"] for r in rows if not r["answerable"]]
+    unmatched = sum(1 for s in neg if s is None)
+    neg = [s for s in neg if s is not None]
+    if not pos or not neg:
+        return {}
+    names = sorted(set.intersection(*(set(s) for s in pos + neg)))
+    scores = {n: ([s[n] for s in pos], [s[n] for s in neg]) for n in names}
+    if len(names) > 1 and min(len(pos), len(neg)) >= CV_FOLDS:
+        scores["combined (out of fold)"] = combined_oof(pos, neg, names)
+    out = {}
+    for name, (a, u) in scores.items():
+        a, u = np.asarray(a), np.asarray(u)
+        cuts = np.unique(np.concatenate([a, u, [np.inf]]))
+        ok = [(u < t).sum() for t in cuts if (a < t).mean() <= lose + 1e-12]
+        out[name] = (max(ok, default=0) + unmatched) / (u.size + unmatched)
+    return out
 
 
 def cross_validate(rows: list[dict[str, Any]], cost: float, seed: int = 0) -> dict[str, float]:
@@ -157,13 +185,14 @@ def main() -> None:
     for corpus in corpora(args.neural):
         print(f"== {corpus['name']}", flush=True)
         index = build(corpus)
-        rows = train_signals(index, corpus["questions"])
+        rows = split_signals(index, corpus["questions"])
         cv = {str(c): cross_validate(rows, c) for c in COSTS}
         built[corpus["name"]] = (index, corpus["questions"])
         results["corpora"][corpus["name"]] = {
             "train": {"answerable": sum(r["answerable"] for r in rows), "found": sum(r["found"] for r in rows),
                       "unanswerable": sum(not r["answerable"] for r in rows)},
-            "cv": cv}
+            "cv": cv,
+            "ceiling": {"train": ceiling(rows), "test": ceiling(split_signals(index, corpus["questions"], "test"))}}
         for c in COSTS:
             v = cv[str(c)]
             print(f"  c {c:>4g}: CV declined answerable {v['answerable']:.3f}, found {v['found']:.3f}, "
@@ -214,6 +243,15 @@ def write_markdown(results: dict[str, Any]) -> None:
                          f"{a['auroc']:.3f} [{a['low']:.2f}, {a['high']:.2f}] | {test_auroc} | "
                          f"{t['ranking_hit5']:.3f} | {t['answer_hit5']:.3f} | {t['declined_answerable']:.3f} | "
                          f"{t['declined_unanswerable']:.3f} |")
+    lines += ["", f"## The ceiling: unanswerable declined at most, with at most {1 - KEEP:.0%} of found answers declined", "",
+              "Each split read on its own (in-sample): no threshold chosen on that split can do better. "
+              "Test is shown to compare, not to choose.", "",
+              "| corpus | signal | train | test |", "|---|---|---|---|"]
+    for name, r in results["corpora"].items():
+        train, test = r["ceiling"]["train"], r["ceiling"]["test"]
+        for signal in sorted(train, key=lambda n: (-train[n], n)):
+            other = "—" if signal not in test else f"{test[signal]:.3f}"
+            lines.append(f"| {name} | {signal} | {train[signal]:.3f} | {other} |")
     (RESULTS / "gate.md").write_text("\n".join(lines) + "\n")
 
 if __name__ == "__main__":
