@@ -89,7 +89,7 @@ def corpora(neural: bool) -> list[dict[str, Any]]:
 def build(corpus: dict[str, Any]) -> Any:
     config = Config()
     if corpus.get("embedder"):
-        from glassrag.cli import with_embedder
+        from glassrag.indexer import with_embedder
 
         config = with_embedder(config, corpus["embedder"])
     cache = OUT / "embedding-cache"

@@ -199,7 +199,7 @@ def test_an_index_built_with_an_embedder_keeps_fusion_under_a_config_file(corpus
     """A --config file that sets only [answer] k = 3 dropped the neural retriever and the
     fusion of an index built with --embedder; the same path is taken by any fused setting
     the index stores, here LSA fused with RRF."""
-    from glassrag.cli import with_embedder
+    from glassrag.indexer import with_embedder
 
     assert with_embedder(Config(), "minilm").stored()["retrieve"]["retrievers"] == ["bm25", "minilm"]
     built = tmp_path / "built.toml"

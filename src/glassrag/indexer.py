@@ -285,6 +285,17 @@ def retriever_name(model: str) -> str:
     return Path(model).name.lower() if ("/" in model or Path(model).is_dir()) else model.lower()
 
 
+def with_embedder(config: Config, model: str) -> Config:
+    """The settings of an index built with a neural embedder (`ingest --embedder`): it
+    answers from BM25 fused with the model by weighted fusion, BM25 weighing
+    [fuse] neural_weight."""
+    models = list(dict.fromkeys([*config.neural.models, model]))
+    return config.updated({"neural": {"models": models},
+                           "retrieve": {"retrievers": ["bm25", retriever_name(model)]},
+                           "fuse": {"method": "weighted", "weight": config.fuse.neural_weight}},
+                          "--embedder", "flag")
+
+
 def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
     from glassrag.dense.neural import SentenceEmbedder
 

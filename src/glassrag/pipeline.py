@@ -30,7 +30,7 @@ from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent
 from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, make_retriever
-from glassrag.schema import SCORING_KINDS, Answer, Hit, Passage, Quote, StageTrace
+from glassrag.schema import Answer, Hit, Passage, Quote, StageTrace
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
 

@@ -70,7 +70,7 @@ def test_missing_model_says_how_to_provide_one(tmp_path):
 
 
 def test_ingest_with_embedder_caches_and_the_pipeline_fuses(corpus: Path, tmp_path: Path):
-    from glassrag.cli import with_embedder
+    from glassrag.indexer import with_embedder
 
     config = with_embedder(Config().with_overrides(lsa={"dim": 4}), "minilm")
     cache = tmp_path / "cache"
@@ -95,7 +95,7 @@ def test_ingest_with_embedder_caches_and_the_pipeline_fuses(corpus: Path, tmp_pa
 
 
 def test_neural_index_roundtrip(corpus: Path, tmp_path: Path):
-    from glassrag.cli import with_embedder
+    from glassrag.indexer import with_embedder
     from glassrag.store import EmbeddedStore
 
     config = with_embedder(Config().with_overrides(lsa={"dim": 4}), "minilm")

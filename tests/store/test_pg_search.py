@@ -137,7 +137,7 @@ def test_fulltext_retrievers_are_observed_stages_of_the_trace(demo_in_postgres):
 @pytest.fixture(scope="module")
 def neural_demo(pg_server):
     pytest.importorskip("sentence_transformers")
-    from glassrag.cli import with_embedder
+    from glassrag.indexer import with_embedder
     from glassrag.store import pgserver
 
     built, _ = build_index([demo_docs()], with_embedder(Config(), "minilm"))

@@ -208,6 +208,16 @@ def parse_json(raw: str) -> tuple[Any, str]:
         return None, "not usable JSON: nested too deeply"
 
 
+def load_questions(golden: Path, split: str, documents: Mapping[str, Any] | None = None) -> list[Question]:
+    """A golden set's questions, from a JSONL file or a BEIR folder, validated (against an
+    index's `documents` too, when given) before use."""
+    if golden.is_dir():
+        from glassrag.evaluate.beir import load_beir_questions  # beir reads lines with this module
+
+        return load_beir_questions(golden, split)
+    return load_golden(golden, split, documents)
+
+
 def load_golden(path: Path, split: str = "all",
                 documents: Mapping[str, Any] | None = None) -> list[Question]:
     """Every question of a golden JSONL file, or one GoldenError listing every problem of

@@ -1,5 +1,5 @@
 """`glassrag sweep`: the command line of glassrag/evaluate/sweep.py (its parser, its command
-and its table), kept beside cli.py so the sweep's flags live in one place."""
+and its table)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 
 from rich.table import Table
 
-from glassrag.cli import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, _progress, fmt, out
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, out, progress
+from glassrag.cli.evaluate import fmt
 from glassrag.config import layered, toml_text
 
 SWEEP_HELP = "evaluate a grid of settings on a split, choose the best, test it once"
@@ -59,7 +60,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     grid = combined(*([from_toml(args.grid)] if args.grid else []), from_flags(args.set))
     base = layered(EmbeddedStore(args.index).read().config, args.config, built=True)
     name = args.name or time.strftime("sweep-%Y%m%d-%H%M%S")
-    with _progress("sweeping") as bar:
+    with progress("sweeping") as bar:
         task = bar.add_task("sweep", total=len(grid) + (0 if args.no_test else 1))
         sweep = run_sweep(args.index, Path(args.golden), grid, split=args.split, metric=args.metric,
                           base=base, docs=args.docs, test=not args.no_test, calibrate=not args.no_calibrate,

@@ -6,13 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
+from glassrag.cli.common import err, out
 from glassrag.errors import ConfigError
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
 LOG_HELP = "the experiment log folder (default: ./experiments)"
 
 

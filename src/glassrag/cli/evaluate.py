@@ -1,0 +1,294 @@
+"""`glassrag golden check`, `glassrag eval` and `glassrag compare`: check the labelled
+questions, evaluate every stage on them, and compare two runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.table import Table
+
+from glassrag.cli.ask import generation_flags, generation_layer
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, out, progress
+from glassrag.cli.trec import trec_level
+from glassrag.config import layered
+from glassrag.schema import better
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("golden", help="golden sets: labelled questions")
+    golden = p.add_subparsers(dest="golden_command", required=True, metavar="check", help="what to do")
+    g = golden.add_parser("check", help="validate every line (against an index, with --index)")
+    g.add_argument("file", type=Path, help="the golden JSONL file (or a BEIR folder)")
+    g.add_argument("--index", "--store", dest="index", help="also check documents, locators and verbatim spans "
+                                                           "(an index folder or a postgresql:// URL)")
+    g.set_defaults(run=cmd_golden_check)
+
+    p = sub.add_parser("eval", help="evaluate every stage on a golden set or BEIR folder")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP)
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP)
+    p.add_argument("--split", default="test", choices=["train", "test", "all"],
+                   help="which questions to evaluate (default: test)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--out", help="write the run (JSON) here")
+    p.add_argument("--save", metavar="NAME", help="also keep the run as DIR/runs/NAME.json (what serve shows)")
+    p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
+    generation_flags(p)
+    p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("compare", help="compare two runs: differences, paired tests, flips")
+    p.add_argument("a", help="run file A (glassrag eval --out), the baseline")
+    p.add_argument("b", help="run file B, compared with A")
+    p.set_defaults(run=cmd_compare)
+
+
+# golden check --------------------------------------------------------------------------
+
+def cmd_golden_check(args: argparse.Namespace) -> int:
+    from glassrag.errors import GoldenError
+    from glassrag.evaluate.golden import KINDS, check_against, load_golden
+    from glassrag.store import open_store
+
+    documents = open_store(args.index).read().documents if args.index else None
+    if Path(args.file).is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
+        from glassrag.evaluate.beir import load_beir_questions
+
+        questions = load_beir_questions(Path(args.file), "all")
+        problems = check_against(questions, documents) if documents is not None else []
+        if problems:
+            raise GoldenError(str(args.file), problems)
+    else:
+        questions = load_golden(Path(args.file), documents=documents)
+    table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
+    table.add_column("kind")
+    for split in ("train", "test"):
+        table.add_column(split, justify="right")
+    for kind in (*KINDS, ""):
+        counts = [sum(q.kind == kind and q.split == sp for q in questions) for sp in ("train", "test")]
+        if any(counts):
+            table.add_row(kind or "(no kind)", *map(str, counts))
+    table.add_row("all", *(str(sum(q.split == sp for q in questions)) for sp in ("train", "test")))
+    out.print(table)
+    return 0
+
+
+# eval ------------------------------------------------------------------------------------
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    run = evaluation(args.index, Path(args.golden), args.split, args.config, generation_layer(args))
+    print_run(run)
+    targets = [Path(args.out)] if args.out else []
+    if args.save:
+        targets.append(runs_folder(args.index) / f"{args.save}.json")
+    for target in targets:
+        save_run(run, target)
+    if args.trec_run:
+        from glassrag.evaluate.trec import write_run
+
+        level = trec_level(run.index["chunks"], run.index["documents"])
+        n = write_run(run.to_dict(), Path(args.trec_run), level=level)
+        out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
+    return 0
+
+
+def evaluation(location: str, golden: Path, split: str, config_file: Path | None = None,
+               flags: dict[str, Any] | None = None) -> Any:
+    """The Run of the index at `location` on a split of `golden`, with a progress bar."""
+    from glassrag.evaluate.golden import load_questions
+    from glassrag.evaluate.runs import evaluate
+    from glassrag.pipeline import Pipeline
+    from glassrag.store import open_store
+
+    index = open_store(location).read()
+    config = layered(index.config, config_file, flags or {}, built=True)
+    questions = load_questions(golden, split, index.documents)
+    with progress("evaluating") as bar:
+        task = bar.add_task("eval", total=len(questions))
+        return evaluate(Pipeline(index, config), questions, golden_path=str(golden), split=split,
+                        index_path=str(location), progress=lambda n, total: bar.update(task, completed=n))
+
+
+def save_run(run: Any, target: Path) -> None:
+    from glassrag.evaluate.runs import write_run_file
+
+    write_run_file(run, target)
+    out.print(f"run written to {target}")
+
+
+def runs_folder(location: str | Path) -> Path:
+    """Where `eval --save NAME` keeps runs: DIR/runs/, beside the index's generations (a
+    re-ingest does not touch it); `glassrag serve` reads its analytics from there."""
+    from glassrag.store import is_postgres
+
+    if is_postgres(str(location)):
+        from glassrag.errors import ConfigError
+
+        raise ConfigError("eval --save keeps runs beside an index folder; an index in PostgreSQL has none",
+                          "write the run with --out FILE instead")
+    return Path(location) / "runs"
+
+
+def fmt(m: dict) -> str:
+    """A metric with its interval: `0.800 [0.670, 0.890]`, or — without a value."""
+    if m.get("value") is None:
+        return "—"
+    return f"{m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}]"
+
+
+def lower_is_better(name: str) -> str:
+    return name + ("  (lower is better)" if better(name) == "lower" else "")
+
+
+def print_run(run: Any, brief: bool = False) -> None:
+    """A Run: the ranking before the gate beside the answer after it, then every stage."""
+    g = run.golden
+    out.print(f"[bold]{g['path']}[/bold] split={g['split']}: {g['questions']} questions "
+              f"({g['answerable']} answerable, {g['unanswerable']} unanswerable); "
+              f"index {run.index['path']} ({run.index['chunks']} chunks); {run.seconds:.1f} s")
+    table = Table(title=f"the ranking before the gate (stage '{run.ranking.stage}') and the answer after it "
+                        f"(stage '{run.answer.stage}', what was shown), 95% intervals")
+    table.add_column("metric")
+    table.add_column(f"ranking ({run.ranking.stage})")
+    table.add_column("answer")
+    table.add_column("n", justify="right")
+    names = list(dict.fromkeys([*run.answer.metrics, *run.ranking.metrics]))
+    order = {n: i for i, n in enumerate(run.ranking.metrics)}
+    names.sort(key=lambda n: (n not in run.ranking.metrics, order.get(n, 0)))
+    for name in names:
+        r, a = run.ranking.metrics.get(name), run.answer.metrics.get(name)
+        n = (a or r)["n"]
+        if n:
+            table.add_row(lower_is_better(name), fmt(r) if r else "", fmt(a) if a else "", str(n))
+    out.print(table)
+    if brief:
+        stages = [s for s in run.stages if s != "answer"]
+        k = run.k
+        out.print("stage by stage: " + ", ".join(
+            f"{s} hit@{k} {run.stages[s][f'hit@{k}']['value']:.3f}" for s in stages))
+        out.print("where the answer was lost: " + ", ".join(
+            f"{c} {len(ids)}" for c, ids in run.losses.items()))
+        out.print("(glassrag eval prints every stage, every kind and every lost question)")
+        return
+    for section in SECTIONS:
+        section(run)
+
+
+def print_stages(run: Any) -> None:
+    stages = list(run.stages)
+    names = list(dict.fromkeys(n for s in stages for n in run.stages[s]))
+    table = Table(title="every stage, from the same run")
+    table.add_column("metric")
+    for s in stages:
+        table.add_column(s, justify="right")
+    for n in names:
+        table.add_row(n, *(f"{run.stages[s][n]['value']:.3f}" if n in run.stages[s]
+                           and run.stages[s][n]["value"] is not None else "" for s in stages))
+    out.print(table)
+
+
+def print_gate(run: Any) -> None:
+    if not run.gate.get("signals"):
+        return
+    table = Table(title=f"the gate's signals on these questions: AUROC of {run.gate['found']} found "
+                        f"answers against {run.gate['unanswerable']} unanswerable questions")
+    for col in ("signal", "AUROC", "interval"):
+        table.add_column(col)
+    for r in run.gate["signals"]:
+        table.add_row(r["signal"], f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]")
+    out.print(table)
+
+
+def print_generation(run: Any) -> None:
+    if run.generation is None:
+        return
+    gen = run.config.get("generate", {})
+    table = Table(title=f"the generated answers ({gen.get('backend')}, labels {gen.get('labels')}, "
+                        f"expand {gen.get('expand')}), scored without a judge, 95% intervals")
+    for col in ("score", "value", "n"):
+        table.add_column(col)
+    for name, m in run.generation.metrics.items():
+        table.add_row(lower_is_better(name), fmt(m), str(m["n"]))
+    out.print(table)
+
+
+def print_kinds(run: Any) -> None:
+    if not run.by_kind:
+        return
+    names = list(dict.fromkeys(n for v in run.by_kind.values() for n in v))
+    table = Table(title="by kind of question")
+    for col in ("kind", *names):
+        table.add_column(col)
+    for kind, m in run.by_kind.items():
+        table.add_row(kind, *(fmt(m[n]) for n in names))
+    out.print(table)
+
+
+def print_losses(run: Any) -> None:
+    table = Table(title="where the answer was lost")
+    table.add_column("cause")
+    table.add_column("questions", justify="right")
+    table.add_column("ids")
+    for cause, ids in run.losses.items():
+        table.add_row(cause, str(len(ids)), " ".join(ids[:12]) + (" …" if len(ids) > 12 else ""))
+    if not run.losses:
+        table.add_row("(none)", "0", "")
+    out.print(table)
+
+
+# the tables of a full `glassrag eval`, after the ranking and the answer side by side
+SECTIONS: tuple[Callable[[Any], None], ...] = (print_stages, print_gate, print_generation, print_kinds,
+                                                print_losses)
+
+
+# compare ---------------------------------------------------------------------------------
+
+def read_run_file(path: str) -> Any:
+    """A validated Run, or RunFileError saying what is wrong with the file."""
+    from glassrag.errors import RunFileError
+    from glassrag.schema import Run
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunFileError(f"{path}: no such run file", "make one with glassrag eval --out FILE") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise RunFileError(f"{path}: cannot be read as a run file ({type(e).__name__})") from None
+    except json.JSONDecodeError as e:
+        raise RunFileError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:
+        raise RunFileError(f"{path}: nested too deeply to be a run file") from None
+    return Run.from_dict(data, path)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from glassrag.evaluate.compare import compare_runs
+
+    result = compare_runs(read_run_file(args.a), read_run_file(args.b), args.a, args.b)
+    st = result["stages"]
+    table = Table(title=f"A = {args.a}   B = {args.b}   ({result['questions']} questions in common; "
+                        f"ranking from A's '{st['a']['ranking']}' and B's '{st['b']['ranking']}' stage, "
+                        "answer after the gate)")
+    for col in ("metric", "A", "B", "B − A", "better", "B is", "p", "p (Holm)", "test",
+                "questions better", "worse"):
+        table.add_column(col)
+    for r in result["rows"]:
+        table.add_row(r["metric"], f"{r['a']:.3f}", f"{r['b']:.3f}", f"{r['diff']:+.3f}",
+                      r["better"], r["verdict"], f"{r['p']:.3g}", f"{r['p_holm']:.3g}", r["test"],
+                      str(r["improved"]), str(r["degraded"]))
+    out.print(table)
+    if result["settings"]:
+        table = Table(title="settings that differ")
+        for col in ("setting", "A", "B"):
+            table.add_column(col)
+        for r in result["settings"]:
+            table.add_row(r["setting"], json.dumps(r["a"]), json.dumps(r["b"]))
+        out.print(table)
+    else:
+        out.print("the two runs have the same settings")
+    for metric, f in result["flips"].items():
+        if f["improved"] or f["degraded"]:
+            out.print(f"{metric}: better in B: {' '.join(f['improved']) or '—'}; "
+                      f"worse in B: {' '.join(f['degraded']) or '—'}")
+    return 0

@@ -1,0 +1,121 @@
+"""`glassrag ingest`: read documents into an index, then say what was added, changed,
+skipped and failed."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.table import Table
+from rich.text import Text
+
+from glassrag.cli.common import err, finite_number, out, progress
+from glassrag.config import SETTINGS, Config, layered
+
+EXIT_SOME_FILES_FAILED = 5
+CHUNK_FLAGS = ("chunker", "size", "overlap", "unit")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("ingest", help="read documents into an index (adds and updates)")
+    p.add_argument("paths", nargs="+", help="files or folders")
+    p.add_argument("--index", "--store", dest="index", required=True,
+                   help="index folder (created if missing), or an index in PostgreSQL with pgvector: "
+                        "postgresql://USER@HOST/DB?schema=NAME (the schema is created if missing)")
+    p.add_argument("--config", type=Path, help="a TOML settings file; it overrides only the settings it "
+                                               "names, over those the index was built with")
+    for key in CHUNK_FLAGS:
+        s = SETTINGS[f"chunk.{key}"]
+        p.add_argument(f"--{key}", type=s.argtype(f"--{key}"), help=s.help())
+    p.add_argument("--prune", action="store_true",
+                   help="drop indexed documents under PATHS whose files are gone")
+    p.add_argument("--max-mb", type=finite_number(0, False), default=100.0,
+                   help="refuse files larger than this many MB (1024 × 1024 bytes)")
+    p.add_argument("--wait", type=finite_number(0, True), default=60.0, metavar="SECONDS",
+                   help="how long to wait while another glassrag writes this index (default 60)")
+    p.add_argument("--embedder", help="also embed with a neural model: minilm (bundled "
+                                      "all-MiniLM-L6-v2), an installed model package or a local folder")
+    p.set_defaults(run=cmd_ingest)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    return ingest(args.index, args.paths, config_file=args.config,
+                  chunk={key: getattr(args, key) for key in CHUNK_FLAGS}, prune=args.prune,
+                  max_mb=args.max_mb, embedder=args.embedder, wait=args.wait)
+
+
+def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | None = None,
+           chunk: dict[str, Any] | None = None, prune: bool = False, max_mb: float = 100.0,
+           embedder: str | None = None, wait: float = 60.0) -> int:
+    """Reads `paths` into the index at `location` and prints the report; the exit code.
+
+    Holds the index's writer lock from reading the previous index to writing the new one,
+    so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote."""
+    from glassrag.indexer import build_index, with_embedder
+    from glassrag.store import open_store
+
+    store = open_store(location, wait=wait, notify=lambda holder: err.print(
+        f"waiting up to {wait:g} s for another writer of {location} ({holder})", markup=False))
+    with store.writing():
+        previous = store.read() if store.exists() else None
+        # the previous index's settings < --config < flags: a file overrides only what it names
+        config = layered(previous.config if previous else Config(), config_file, {
+            f"--{key}": {"chunk": {key: value}} for key, value in (chunk or {}).items()})
+        if embedder:
+            config = with_embedder(config, embedder)
+        with progress("{task.description:<8}") as bar:
+            task = bar.add_task("reading", total=None)
+            index, report = build_index(
+                [Path(p) for p in paths], config, previous, prune=prune, max_bytes=int(max_mb * 1024 * 1024),
+                progress=lambda step, done, total: bar.update(task, description=step, completed=done,
+                                                              total=total or None),
+                cache_dir=cache_folder(location))
+        for problem in report.failed:
+            err.print(Text.assemble(("failed  ", "red"), str(problem)))
+        for path, reason in report.skipped:
+            err.print(Text.assemble(("skipped ", "yellow"), f"{path}: {reason}"))
+        for warning in report.warnings:
+            err.print(Text.assemble(("warning ", "yellow"), warning))
+        failed = EXIT_SOME_FILES_FAILED if report.failed else 0
+        if report.nothing_changed:
+            out.print(f"index {location}: nothing changed ({report.n_unchanged()} documents unchanged, "
+                      "same settings); nothing was written")
+            return failed
+        if not index.chunks:
+            err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
+            return failed or 1
+        store.write(index)
+    print_report(location, index, report)
+    return failed
+
+
+def print_report(location: str, index: Any, report: Any) -> None:
+    c = index.config.chunk
+    table = Table(title=f"index {location}", show_header=False, box=None)
+    for label, value in [
+        ("documents", len(index.documents)), ("sections", sum(len(d.sections) for d in index.documents.values())),
+        ("chunks", len(index.chunks)), ("terms", len(index.counts.vocab)),
+        ("chunker", "document (BEIR: one chunk per document)"
+         if all(d.format == "beir" for d in index.documents.values())
+         else f"{c.chunker} size={c.size} overlap={c.overlap} unit={c.unit}"),
+        ("added", len(report.added)), ("changed", len(report.changed)),
+        ("unchanged", report.n_unchanged()), ("removed", len(report.removed)),
+        ("failed", len(report.failed)), ("skipped", len(report.skipped)),
+        ("warnings", len(report.warnings)),
+        *[(f"embedded ({name})", f"{n['embedded']} embedded, {n['from cache']} from the cache")
+          for name, n in report.embedded.items()],
+        ("quality", ", ".join(f"{n} {v}" for v, n in sorted(Counter(
+            q["verdict"] for q in index.extra.get("quality", {}).values()).items())) or "—"),
+    ]:
+        table.add_row(label, str(value))
+    out.print(table)
+
+
+def cache_folder(location: str) -> Path:
+    """Where ingest keeps embeddings to reuse: in the index folder, or for an index in
+    PostgreSQL in ~/.cache/glassrag (vectors are keyed by model and text, so indexes share it)."""
+    from glassrag.store import is_postgres
+
+    return Path.home() / ".cache" / "glassrag" if is_postgres(location) else Path(location) / "cache"

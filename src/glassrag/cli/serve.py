@@ -1,0 +1,32 @@
+"""`glassrag serve`: the local web app over one or more indexes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, the lab, glossary")
+    p.add_argument("--index", "--store", dest="index", action="append", required=True,
+                   help="index folder or postgresql:// URL (repeatable)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    p.add_argument("--log", type=Path, help="the experiment log the development page shows "
+                                            "(default: ./experiments when there is one)")
+    p.set_defaults(run=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from glassrag.web.server import serve
+    except ImportError as e:
+        from glassrag.errors import ConfigError
+
+        raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
+                          "pip install 'glassrag[web]'") from None
+    from glassrag.store import is_postgres
+
+    log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
+    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)

@@ -1,0 +1,146 @@
+"""`glassrag rerank-train` and `glassrag calibrate`: what is fitted on the golden set's
+train split (the learned reranker; the gate's and the reader's thresholds) and saved with
+the index."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
+from glassrag.config import SETTINGS, layered
+
+# a logistic regression wants about ten events (here: relevant candidates) per feature
+# (Peduzzi et al. 1996, J Clin Epidemiol 49(12))
+EVENTS_PER_FEATURE = 10
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("rerank-train", help="train the learned reranker on the golden train split")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP + "; the model is saved in it")
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.set_defaults(run=cmd_rerank_train)
+
+    p = sub.add_parser("calibrate", help="calibrate the gate and the reader on the golden train split")
+    p.add_argument("--index", "--store", dest="index", required=True, help=INDEX_HELP + "; the calibration is saved in it")
+    p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--rule", default=None, type=SETTINGS["gate.rule"].argtype("--rule"),
+                   help=SETTINGS["gate.rule"].help())
+    p.add_argument("--cost", default=None, type=SETTINGS["gate.cost"].argtype("--cost"),
+                   help=SETTINGS["gate.cost"].help())
+    p.set_defaults(run=cmd_calibrate)
+
+
+def cmd_rerank_train(args: argparse.Namespace) -> int:
+    return rerank_train(args.index, Path(args.golden), args.config)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    return calibrate(args.index, Path(args.golden), args.config, args.rule, args.cost)
+
+
+def _train_questions(location: str, golden: Path, config_file: Path | None) -> tuple[Any, Any, Any, list]:
+    from glassrag.evaluate.golden import load_questions
+    from glassrag.store import open_store
+
+    store = open_store(location)
+    index = store.read()
+    config = layered(index.config, config_file, built=True)
+    return store, index, config, load_questions(golden, "all", index.documents)
+
+
+def rerank_train(location: str, golden: Path, config_file: Path | None = None) -> int:
+    """Trains the learned reranker on the train split of `golden` and saves it in the index."""
+    from glassrag.evaluate.tune import train_reranker
+
+    store, index, config, questions = _train_questions(location, golden, config_file)
+    with progress("training") as bar:
+        task = bar.add_task("train", total=None)
+        model = train_reranker(index, config, questions, str(golden),
+                               progress=lambda n, t: bar.update(task, completed=n, total=t))
+    index.extra["reranker"] = model
+    store.write(index)
+    needed = EVENTS_PER_FEATURE * len(model["features"])
+    if model["positives"] < needed:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            f"the reranker learned from {model['questions']} train questions giving {model['positives']} "
+            f"relevant candidates; a logistic regression of {len(model['features'])} features needs about "
+            f"{needed} ({EVENTS_PER_FEATURE} per feature, Peduzzi et al. 1996), so its weights are "
+            "mostly noise: label more train questions, or keep [rerank] method = \"none\"")))
+    table = Table(title=f"learned reranker: {model['rows']} candidates of {model['questions']} train "
+                        f"questions, {model['positives']} relevant; L2 {model['l2']}")
+    for col in ("feature", "weight (standardised)", "mean", "std"):
+        table.add_column(col)
+    for name, w, m, sd in zip(model["features"], model["weights"], model["mean"], model["std"]):
+        table.add_row(name, f"{w:+.3f}", f"{m:.3g}", f"{sd:.3g}")
+    table.add_row("(bias)", f"{model['bias']:+.3f}", "", "")
+    out.print(table)
+    out.print(f"saved in {location}; use it with [rerank] method = \"learned\" "
+              "(then run glassrag calibrate: the scores the gate reads change)", markup=False)
+    return 0
+
+
+def calibrate(location: str, golden: Path, config_file: Path | None = None, rule: str | None = None,
+              cost: float | None = None) -> int:
+    """Calibrates the gate and the reader on the train split of `golden`; saved in the index."""
+    from glassrag.evaluate.tune import calibrate_index
+    from glassrag.gate.calibrate import MIN_PER_CLASS
+
+    store, index, config, questions = _train_questions(location, golden, config_file)
+    with progress("calibrating") as bar:
+        task = bar.add_task("calibrate", total=None)
+        gate, reader = calibrate_index(index, config, questions, rule or config.gate.rule, str(golden),
+                                       progress=lambda n, t: bar.update(task, completed=n, total=t),
+                                       cost=cost)
+    index.extra["gate"] = gate
+    index.extra["reader"] = reader
+    store.write(index)
+    print_calibration(gate)
+    small = min(gate["n_answerable"], gate["n_unanswerable"])
+    if small < MIN_PER_CLASS:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            f"calibrated on {sum(q.split == 'train' for q in questions)} train questions "
+            f"({gate['n_answerable']} answerable with their answer found, {gate['n_unanswerable']} "
+            f"unanswerable); the gate needs at least {MIN_PER_CLASS} of each to set a threshold, and "
+            f"the reader's threshold over {reader['questions']} questions is a guess: label more "
+            "train questions")))
+    out.print(f"reader: coverage threshold {reader['threshold']:.3g}, train accuracy {reader['accuracy']:.1%} "
+              f"over {reader['questions']} questions")
+    return 0
+
+
+def print_calibration(gate: dict[str, Any]) -> None:
+    """The signal table, the score chosen and what its threshold does on the train split."""
+    from glassrag.gate.score import score_name
+
+    table = Table(title=f"gate signals on the train split ({gate['n_answerable']} answerable questions "
+                        f"whose answer is in the top k, {gate['n_unanswerable']} unanswerable): "
+                        "AUROC, 95% bootstrap interval; kept, declined and cost at the threshold the rule picks")
+    for col in ("signal", "AUROC", "interval", "kept", "declined", "cost", ""):
+        table.add_column(col)
+    chosen = score_name(gate["score"])
+    for r in gate["signals"]:
+        name = "combined (logistic regression, out of fold)" if r["signal"] == "combined" else r["signal"]
+        mark = "← the gate's score" if (r["signal"] == chosen or
+                                        (r["signal"] == "combined" and gate["score"]["kind"] == "combined")) else ""
+        table.add_row(name, f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]", f"{r['kept']:.2f}",
+                      f"{r['declined']:.2f}", f"{r['objective']:.3f}", mark)
+    out.print(table)
+    a = gate["auroc"]
+    if not gate["separable"]:
+        out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
+                  f"cannot tell answerable from unanswerable questions on this corpus ({gate['why']}), "
+                  "so the gate will decline nothing but questions that match no passage", markup=False)
+        return
+    c = gate["chosen"]
+    rule = f"rule cost (c = {gate['cost']:g})" if gate["rule"] == "cost" else f"rule {gate['rule']}"
+    out.print(f"gate on {chosen}, {rule}: threshold {gate['threshold']:.4g} keeps "
+              f"{c['answerable_kept']:.1%} of the found answers and declines "
+              f"{c['unanswerable_declined']:.1%} of unanswerable train questions ({len(gate['sweep'])} thresholds swept, saved with the index)",
+              markup=False)
