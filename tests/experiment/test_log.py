@@ -3,6 +3,7 @@ measured experiment writes evidence that the report and the development page sho
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from glassrag.errors import ConfigError
 from glassrag.experiment import load, load_all, read_evidence, run_experiments
 from glassrag.experiment.log import Experiment
-from glassrag.experiment.measure import decide
+from glassrag.experiment.measure import decide, with_holm
 from glassrag.experiment.report import render, section
 
 CAP = """title = "One passage per document"
@@ -67,7 +68,7 @@ def verdict(metric_rows: dict, also_rows: dict | None = None) -> str:
     e = Experiment("x", "t", "h", "kept", metric="m", also=("a",) if also_rows else (),
                    corpora=tuple(metric_rows), change={"bm25": {"k1": 1.0}})
     per = {c: {"metrics": {"m": r, **({"a": also_rows[c]} if also_rows else {})}} for c, r in metric_rows.items()}
-    return decide(e, per)[0]
+    return decide(e, with_holm(e, per))[0]
 
 
 def test_the_verdict_rule():
@@ -84,6 +85,20 @@ def test_the_verdict_rule():
     assert verdict({"a": row(-0.1, 0.001)}, {"a": row(0.2, 0.001)}) == "trade"
     assert verdict({"a": row(0.1, 0.001)}, {"a": row(-0.2, 0.001)}) == "trade"
     assert verdict({"a": {"measured": False}}) == "rejected"
+
+
+def test_holm_is_added_to_a_copy_per_family():
+    e = Experiment("x", "t", "h", "kept", metric="m", also=("a",), corpora=("c1", "c2"),
+                   change={"bm25": {"k1": 1.0}})
+    per = {"c1": {"metrics": {"m": row(0.1, 0.01), "a": row(0.1, 0.04)}},
+           "c2": {"metrics": {"m": row(0.1, 0.03), "a": {"measured": False}}}, "c3": {"skipped": "no data"}}
+    before = copy.deepcopy(per)
+    got = with_holm(e, per)
+    assert per == before  # the evidence given is not touched
+    # the metric over its two corpora: 0.01 × 2, max(0.02, 0.03 × 1); `also` alone in its family
+    assert [got[c]["metrics"]["m"]["p_holm"] for c in ("c1", "c2")] == pytest.approx([0.02, 0.03])
+    assert got["c1"]["metrics"]["a"]["p_holm"] == pytest.approx(0.04)
+    assert "p_holm" not in got["c2"]["metrics"]["a"] and got["c3"] == {"skipped": "no data"}
 
 
 def test_section_reads_one_heading_down_to_the_next_of_its_level():

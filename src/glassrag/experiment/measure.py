@@ -85,6 +85,7 @@ class Measurer:
             self.progress(f"{experiment.name}: {name} change")
             b = self.run(corpus, changed, experiment.split)
             per_corpus[name] = {**self._corpus(experiment, name, a, b), "provenance": provenance(seeds)}
+        per_corpus = with_holm(experiment, per_corpus)
         verdict, reason = decide(experiment, per_corpus)
         return {"name": experiment.name, "title": experiment.title, "metric": experiment.metric,
                 "also": list(experiment.also), "split": experiment.split,
@@ -146,21 +147,32 @@ def _gate(run: Run) -> dict[str, Any]:
             "separable": params.get("separable")}
 
 
+def with_holm(experiment: Experiment, per_corpus: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `per_corpus` whose measured metric rows carry `p_holm`, the Holm-adjusted p:
+    the experiment's metric over the corpora, its `also` metrics over every (corpus, metric)
+    pair. The evidence keeps it beside the raw p; `decide` reads it."""
+    out = {c: ({**v, "metrics": {m: dict(row) for m, row in v["metrics"].items()}} if "metrics" in v else v)
+           for c, v in per_corpus.items()}
+    for family in ((experiment.metric,), experiment.also):
+        rows = [v["metrics"][m] for v in out.values() if "metrics" in v for m in family
+                if v["metrics"][m].get("measured")]
+        for row, p in zip(rows, holm([row["p"] for row in rows])):
+            row["p_holm"] = p
+    return out
+
+
 def decide(experiment: Experiment, per_corpus: dict[str, Any]) -> tuple[str, str]:
-    """The verdict and its reason, by the rule in this module's docstring."""
+    """The verdict and its reason, by the rule in this module's docstring, from evidence
+    whose p-values `with_holm` adjusted."""
     measured = {c: v["metrics"][experiment.metric] for c, v in per_corpus.items()
                 if "metrics" in v and v["metrics"][experiment.metric].get("measured")}
     if not measured:
         return "rejected", f"{experiment.metric} could not be measured on any corpus"
     names = list(measured)
-    for c, p in zip(names, holm([measured[c]["p"] for c in names])):
-        measured[c]["p_holm"] = p
     better = [c for c in names if measured[c]["p_holm"] < ALPHA and _sign(measured[c]) > 0]
     worse = [c for c in names if measured[c]["p_holm"] < ALPHA and _sign(measured[c]) < 0]
     others = [(c, m, v["metrics"][m]) for c, v in per_corpus.items() if "metrics" in v
               for m in experiment.also if v["metrics"][m].get("measured")]
-    for (c, m, row), p in zip(others, holm([row["p"] for _, _, row in others])):
-        row["p_holm"] = p
     also_better = [f"{m} on {c}" for c, m, row in others if row["p_holm"] < ALPHA and _sign(row) > 0]
     also_worse = [f"{m} on {c}" for c, m, row in others if row["p_holm"] < ALPHA and _sign(row) < 0]
 
