@@ -36,10 +36,10 @@ def _runs(pipeline: Pipeline, questions: Sequence[Question], progress: Progress 
 
 
 def train_reranker(index: Index, config: Config, questions: Sequence[Question], source: str,
-                   progress: Progress | None = None) -> dict[str, Any]:
+                   progress: Progress | None = None, cache: StageCache | None = None) -> dict[str, Any]:
     """Rows: each train question's top `pool` candidates from the stages before the reranker
     (reranker, MMR, cap and gate switched off), labelled by the relevance judge."""
-    x, y, n = reranker_rows(index, config, questions, source, progress)
+    x, y, n = reranker_rows(index, config, questions, source, progress, cache)
     return reranker_model(x, y, n, config, source)
 
 
@@ -53,17 +53,19 @@ def reranker_model(x: np.ndarray, y: np.ndarray, n: int, config: Config, source:
 
 
 def reranker_rows(index: Index, config: Config, questions: Sequence[Question], source: str,
-                  progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+                  progress: Progress | None = None,
+                  cache: StageCache | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """The reranker's training rows (features of each train question's top `pool`
     candidates), their 0/1 labels and the number of train questions; `train(x, y, l2)` fits
-    them (the lab fits them again with another L2 penalty)."""
+    them (the lab fits them again with another L2 penalty). `cache`: stage outputs shared
+    with the evaluations and calibrations of the same index (a sweep's, an experiment's)."""
     train_qs = [q for q in questions if q.split == "train"]
     if not train_qs:
         raise ConfigError(f"{source} has no train questions", "the reranker learns from the train split only")
     before = replace(config, rerank=replace(config.rerank, method="none"),
                      mmr=replace(config.mmr, relevance=None), cap=replace(config.cap, per_document=0),
                      gate=replace(config.gate, enabled=False))
-    pipeline = Pipeline(index, before)
+    pipeline = Pipeline(index, before, cache)
     features = FeatureMaker(index, pipeline.bm25)
     judge = Judge(index.chunks)
     rows, labels = [], []

@@ -32,6 +32,7 @@ from glassrag.config import SETTINGS, Config
 from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question
 from glassrag.store.base import FORMAT_VERSION, Index
+from glassrag.stage_cache import StageCache
 
 DEMO = "glassrag:demo"
 
@@ -121,12 +122,26 @@ class Bench:
         self._fitted: dict[tuple[str, str], Index] = {}
         self._questions: dict[str, list[Question]] = {}
         self._files: dict[str, str] = {}
+        self._caches: dict[str, StageCache] = {}
 
     def questions(self, corpus: Corpus) -> list[Question]:
         """The corpus's train and test questions, read once."""
         if corpus.name not in self._questions:
             self._questions[corpus.name] = corpus.questions(self.work)
         return self._questions[corpus.name]
+
+    def _key(self, corpus: Corpus, config: Config) -> str:
+        """The fingerprint of `corpus`'s index with `config`'s index-time settings."""
+        if corpus.name not in self._files:  # the corpus's files hashed once per bench
+            self._files[corpus.name] = _files_digest(corpus.sources(self.work))
+        return f"{corpus.name}-" + digest({"settings": index_settings(config), "files": self._files[corpus.name],
+                                           "glassrag": __version__, "format": FORMAT_VERSION})
+
+    def cache(self, corpus: Corpus, config: Config) -> StageCache:
+        """The stage cache of that index, shared by every configuration run on it: training,
+        calibration and evaluation re-run only the stages whose settings or input changed."""
+        key = self._key(corpus, config)
+        return self._caches.setdefault(key, StageCache(key))
 
     def index(self, corpus: Corpus, config: Config) -> Index:
         """The index of `corpus` with `config`'s index-time settings: read from the work
@@ -135,11 +150,7 @@ class Bench:
         from glassrag.store import EmbeddedStore
 
         sources = corpus.sources(self.work)
-        if corpus.name not in self._files:  # the corpus's files hashed once per bench
-            self._files[corpus.name] = _files_digest(sources)
-        key = digest({"settings": index_settings(config), "files": self._files[corpus.name],
-                      "glassrag": __version__, "format": FORMAT_VERSION})
-        store = EmbeddedStore(self.work / "indexes" / f"{corpus.name}-{key}")
+        store = EmbeddedStore(self.work / "indexes" / self._key(corpus, config))
         if store.exists():
             return store.read()
         index, report = build_index(sources, config, cache_dir=self.work / "embedding-cache")
@@ -160,12 +171,14 @@ class Bench:
             index = copy.copy(self.index(corpus, config))
             index.extra = dict(index.extra)
             questions = self.questions(corpus)
+            cache = self.cache(corpus, config)
             if config.rerank.method in ("auto", "learned"):
-                index.extra["reranker"] = train_reranker(index, config, questions, corpus.name)
+                index.extra["reranker"] = train_reranker(index, config, questions, corpus.name, cache=cache)
             # like a user's index that was never calibrated: without unanswerable train
             # questions (plain SciFact) there is nothing to calibrate the gate on
             if config.gate.enabled and any(not q.answerable for q in questions if q.split == "train"):
-                gate, reader = calibrate_index(index, config, questions, config.gate.rule, corpus.name)
+                gate, reader = calibrate_index(index, config, questions, config.gate.rule, corpus.name,
+                                               cache=cache)
                 index.extra.update(gate=gate, reader=reader)
             self._fitted[key] = index
         return self._fitted[key]

@@ -51,7 +51,8 @@ class Measurer:
         if key not in self._done:
             index = self.bench.fitted(corpus, config)
             questions = [q for q in self.bench.questions(corpus) if q.split == split]
-            self._done[key] = evaluate(Pipeline(index, config), questions, corpus.name, split, corpus.name)
+            self._done[key] = evaluate(Pipeline(index, config, self.bench.cache(corpus, config)), questions,
+                                       corpus.name, split, corpus.name)
         return self._done[key]
 
     def measure(self, experiment: Experiment, only: list[str] | None = None,
