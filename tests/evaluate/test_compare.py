@@ -152,9 +152,25 @@ def test_holm_adjusts_across_the_rows():
 
 
 def test_runs_that_share_no_question_are_refused():
-    with pytest.raises(RunFileError, match="^a.json and b.json share no question"):
+    with pytest.raises(RunFileError) as info:
         compare_runs(run({"q1": {"answer": {"hit@1": 1.0}}}), run({"q2": {"answer": {"hit@1": 1.0}}}),
                      "a.json", "b.json")
+    assert (info.value.problem, info.value.hint) == ("a.json and b.json share no question",
+                                                     "compare runs of the same golden set")
+    with pytest.raises(RunFileError, match="^A and B share no question"):
+        compare_runs(run({"q1": {"answer": {"hit@1": 1.0}}}), run({"q2": {"answer": {"hit@1": 1.0}}}))
+
+
+def test_a_bad_run_file_is_named_in_the_error():
+    good = run({"q1": {"answer": {"hit@1": 1.0}}})
+    with pytest.raises(RunFileError, match="^old.json: not a glassrag run file"):
+        compare_runs({"questions": []}, good, "old.json", "new.json")
+    with pytest.raises(RunFileError, match="^new.json: a run file holds one JSON object, not list"):
+        compare_runs(good, [1, 2], "old.json", "new.json")
+    with pytest.raises(RunFileError, match="^A: a run file holds one JSON object, not list"):
+        compare_runs([1, 2], good)
+    with pytest.raises(RunFileError, match="^B: a run file holds one JSON object, not list"):
+        compare_runs(good, [1, 2])
 
 
 def test_run_objects_and_dicts_compare_alike():
@@ -200,10 +216,10 @@ def test_a_dense_stage_is_compared_on_its_own_figures():
 def test_settings_changed_lists_query_settings_and_the_index_chunking_and_analysis():
     a = run({"q1": {}}, config={"answer": {"k": 5, "excerpt_chars": 300}, "fuse": {"method": "rrf"}},
             index_settings={"chunk": {"size": 200, "unit": "words"}, "analyze": {"stem": True},
-                            "lsa": {"dim": 64}})
+                            "bm25": {"k1": 1.2}, "lsa": {"dim": 64}})
     b = run({"q1": {}}, config={"answer": {"k": 3, "excerpt_chars": 300}, "gate": {"rule": "cost"}},
             index_settings={"chunk": {"size": 100, "unit": "words"}, "analyze": {"stem": True},
-                            "lsa": {"dim": 32}})
+                            "bm25": {"k1": 0.9}, "lsa": {"dim": 32}})
     assert settings_changed(Run.from_dict(a), Run.from_dict(b)) == [
         {"setting": "answer.k", "a": 5, "b": 3},
         {"setting": "fuse.method", "a": "rrf", "b": None},
