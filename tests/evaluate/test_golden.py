@@ -5,7 +5,8 @@ import pytest
 
 from glassrag.errors import GoldenError
 from glassrag.evaluate.golden import (Question, Span, check_against, line_range, load_golden,
-                                     locator_matches, parse_json, parse_line, read_lines)
+                                     locator_matches, normalize_space, parse_json, parse_line,
+                                     read_lines)
 from glassrag.schema import Document, Section
 
 GOOD = {"id": "q1", "question": "What does E-4107 mean?", "split": "train", "kind": "identifier",
@@ -282,4 +283,66 @@ def test_an_answer_in_two_sections_of_one_locator_is_found_in_either():
     doc = Document("m", "M", "m.md", "markdown", "alpha beta gamma",
                    (Section("p. 1", 0, 5), Section("p. 2", 6, 10), Section("p. 1", 11, 16)))
     q = Question("q", "?", True, answers=(Span("m", "p. 1", "gamma"), Span("m", "", "beta")), line=1)
+    assert check_against([q], {"m": doc}) == []
+
+
+def test_white_space_is_normalised_to_single_spaces():
+    assert normalize_space("  a \n\t b\u00a0c  ") == "a b c"
+
+
+def test_a_long_string_is_quoted_to_40_characters():
+    long = "\ud800" + "y" * 50
+    assert reasons({**BASE, "answers": [{"doc": "d", "text": long}]}) == [
+        "a lone surrogate \\ud800 (not valid Unicode) in '\\\\ud800" + "y" * 39 + "'"]
+
+
+def test_errors_name_the_file_and_line_zero_for_the_whole_file(tmp_path: Path):
+    def problems_of(path: Path, split: str = "all") -> list:
+        with pytest.raises(GoldenError) as info:
+            load_golden(path, split)
+        assert info.value.path == str(path)
+        return info.value.problems
+
+    assert problems_of(tmp_path / "none.jsonl") == [(0, "no such file")]
+    (tmp_path / "file").write_text("\n")
+    assert problems_of(tmp_path / "file") == [(0, "no questions in the file")]
+    assert problems_of(tmp_path / "file" / "x.jsonl") == [(0, "cannot be read: Not a directory")]
+    assert problems_of(tmp_path / "file", "dev") == [(0, "unknown split 'dev'; use train, test or all")]
+    assert problems_of(tmp_path)[0][0] == 0
+    (tmp_path / "bad.jsonl").write_bytes(b"\xff\n")
+    assert problems_of(tmp_path / "bad.jsonl") == [(0, "not UTF-8 (invalid start byte at byte 0)")]
+    assert problems_of(write(tmp_path, ["[]"])) == [(1, "a line must be a JSON object")]
+
+
+def test_a_draft_without_a_usable_id_is_named_by_its_line(tmp_path: Path):
+    docs = {"d": Document("d", "D", "d.md", "markdown", "because", ())}
+    rows = [BASE, {**BASE, "id": "  ", "answers": [{"doc": "nodoc"}]},
+            {**BASE, "split": "dev", "answers": [{"doc": "gone"}]}]
+    with pytest.raises(GoldenError) as info:
+        load_golden(write(tmp_path, rows), documents=docs)
+    assert info.value.problems == [
+        (2, "'id' must be a non-empty string or a whole number, not \"  \""),
+        (2, "line 2: document 'nodoc' is not in the index"),
+        (3, "unknown split 'dev'; use one of train, test"),
+        (3, "id 'q' already used on line 1"),
+        (3, "q: document 'gone' is not in the index")]
+
+
+def test_every_answer_of_a_question_is_checked():
+    doc = Document("m", "M", "m.md", "markdown", "alpha beta gamma", (Section("p. 1", 0, 10),))
+    text = text_doc("one\ntwo\nthree")
+    q = Question("q", "?", True, line=5, answers=(
+        Span("nodoc"), Span("t", "lines 4-5"), Span("m", "p. 9"), Span("t", "lines 1-2", "one two"),
+        Span("m", "p. 1", "alpha beta"), Span("m", "p. 1", "x" * 70)))
+    assert check_against([q], {"m": doc, "t": text}) == [
+        (5, "q: document 'nodoc' is not in the index"),
+        (5, "q: t has lines 1-3, not 'lines 4-5'"),
+        (5, "q: m has no locator 'p. 9'"),
+        (5, "q: answer text is not verbatim in m p. 1: '" + "x" * 60 + "'")]
+
+
+def test_an_answer_may_run_across_the_sections_of_one_locator():
+    doc = Document("m", "M", "m.md", "markdown", "alpha beta gamma",
+                   (Section("p. 1", 0, 5), Section("p. 1", 6, 10)))
+    q = Question("q", "?", True, answers=(Span("m", "p. 1", "alpha beta"),), line=1)
     assert check_against([q], {"m": doc}) == []
