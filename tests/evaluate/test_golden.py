@@ -346,3 +346,10 @@ def test_an_answer_may_run_across_the_sections_of_one_locator():
                    (Section("p. 1", 0, 5), Section("p. 1", 6, 10)))
     q = Question("q", "?", True, answers=(Span("m", "p. 1", "alpha beta"),), line=1)
     assert check_against([q], {"m": doc}) == []
+
+
+def test_the_known_fields_become_the_question_and_only_the_rest_is_extra():
+    q, problems = parse_line({**BASE, "split": "train", "kind": "lookup", "must_contain": ["because"],
+                              "note": "x"}, 1)
+    assert problems == [] and q is not None
+    assert (q.split, q.kind, q.must_contain, q.extra) == ("train", "lookup", ("because",), {"note": "x"})
