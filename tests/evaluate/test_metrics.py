@@ -263,3 +263,38 @@ def test_ndcg_cuts_the_ideal_ranking_at_k_too():
     # with ndcg@10 asked too, both rankings are judged to depth 10
     got = evaluate_run({"q": ["r1", "x"]}, {"q": {"r1": 1, "r2": 1}}, ["ndcg@1", "ndcg@10"])
     assert got["ndcg@1"]["q"] == 1.0
+
+
+# What a user reads when a metric name or a cutoff is wrong (they type them in --metrics);
+# written after mutation testing found the messages unpinned (issue 13, docs/testing.md).
+
+def problem_and_hint(call) -> tuple[str, str]:
+    with pytest.raises(ConfigError) as err:
+        call()
+    return err.value.problem, err.value.hint
+
+
+def test_an_unknown_metric_lists_every_valid_name():
+    assert problem_and_hint(lambda: parse_metric("bleu@4")) == (
+        "unknown metric 'bleu@4'",
+        "choose one of: hit@k, map, map@k, mrr, mrr@k, ndcg@k, precision@k, recall@k, top1")
+
+
+@pytest.mark.parametrize("name, problem, hint", [
+    ("top1@3", "metric 'top1@3' takes no cutoff", "write 'top1'"),
+    ("ndcg", "metric 'ndcg' needs a cutoff", "write it as 'ndcg@k', e.g. 'ndcg@10'"),
+    ("recall@0", "metric 'recall@0': the cutoff after '@' must be a whole number ≥ 1",
+     "write it as 'recall@k', e.g. 'recall@10'"),
+    ("mrr@x", "metric 'mrr@x': the cutoff after '@' must be a whole number ≥ 1",
+     "write it as 'mrr@k', e.g. 'mrr@10'"),
+])
+def test_a_wrong_cutoff_says_how_to_write_it(name: str, problem: str, hint: str):
+    assert problem_and_hint(lambda: parse_metric(name)) == (problem, hint)
+
+
+def test_a_bad_k_and_a_string_ranking_say_what_to_pass():
+    assert problem_and_hint(lambda: ndcg_at(RANKED, LABELS, 0)) == (
+        "a metric cutoff k must be a whole number ≥ 1, got 0",
+        "give the cutoff as a positive integer, e.g. k=10 or 'ndcg@10'")
+    assert problem_and_hint(lambda: recall_at("abc", {"a": 1}, 3)) == (
+        "a ranking must be a sequence of ids, got the string 'abc'", "pass a list of ids, best first")
