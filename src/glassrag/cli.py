@@ -43,6 +43,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def _ingest(args: argparse.Namespace, store: Any) -> int:
     from glassrag.indexer import build_index
+    from glassrag.store import is_postgres
 
     previous = store.read() if store.exists() else None
     # the previous index's settings < --config < flags: a file overrides only what it names
@@ -60,7 +61,8 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
 
         index, report = build_index([Path(p) for p in args.paths], config, previous,
                                     prune=args.prune, max_bytes=int(args.max_mb * 1024 * 1024),
-                                    progress=progress, cache_dir=cache_folder(args.index))
+                                    progress=progress, cache_dir=cache_folder(args.index),
+                                    spool_dir=None if is_postgres(args.index) else Path(args.index))
     for problem in report.failed:
         err.print(Text.assemble(("failed  ", "red"), str(problem)))
     for path, reason in report.skipped:

@@ -285,10 +285,11 @@ def sorted_ids(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _is_span(documents: Mapping[str, Document], c: Chunk) -> bool:
-    """chunk.text == doc.text[start:end], checked cheaply where the document is in memory."""
-    if isinstance(documents, dict):
-        return documents[c.doc_id].text[c.start:c.end] == c.text
-    return True  # a stored table: its chunks were checked when it was written
+    """chunk.text == doc.text[start:end]; a stored table's chunks were checked when it was
+    written (a spool keeps the document last read, so checking its chunks reads it once)."""
+    if isinstance(documents, DocumentTable):
+        return True
+    return documents[c.doc_id].text[c.start:c.end] == c.text
 
 
 def write_tables(folder: Path, documents: Mapping[str, Document],
