@@ -28,6 +28,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def pool_size(tasks: int) -> int:
+    """Workers of the pipeline's retriever pool: one a retriever, no more than the cores
+    (three retrievers on two cores would keep three threads runnable where two can run)."""
+    return max(1, min(tasks, cores()))
+
+
 def configure() -> None:
     """BLAS (OpenBLAS, MKL) to QUERY_THREADS threads, once per process; torch is set when
     it is loaded (`torch_for_queries`). Idempotent."""
