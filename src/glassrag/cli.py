@@ -77,13 +77,16 @@ def _ingest(args: argparse.Namespace, store: Any) -> int:
         err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
         return EXIT_SOME_FILES_FAILED if report.failed else 1
     store.write(index)
-    n_sections = sum(len(d.sections) for d in index.documents.values())
+    n_sections, all_beir = 0, True  # one pass: a spooled document is parsed each time it is read
+    for d in index.documents.values():
+        n_sections += len(d.sections)
+        all_beir = all_beir and d.format == "beir"
     table = Table(title=f"index {args.index}", show_header=False, box=None)
     for label, value in [
         ("documents", len(index.documents)), ("sections", n_sections), ("chunks", len(index.chunks)),
         ("terms", len(index.counts.vocab)),
         ("chunker", "document (BEIR: one chunk per document)"
-         if all(d.format == "beir" for d in index.documents.values())
+         if all_beir
          else f"{config.chunk.chunker} size={config.chunk.size} overlap={config.chunk.overlap} "
               f"unit={config.chunk.unit}"),
         ("added", len(report.added)), ("changed", len(report.changed)),

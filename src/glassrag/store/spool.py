@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.schema import Chunk, Document
-from glassrag.store.tables import ChunkRows
+from glassrag.store.tables import ChunkRows, chunk_row, document_row
 
 
 class Spool:
@@ -58,23 +58,18 @@ class Spool:
         return len(self._starts)
 
 
-def document_row(doc: Document) -> dict[str, Any]:
-    """A document as the JSON the spool and documents.jsonl keep (without its text in the
-    table, where the text goes to texts.bin)."""
-    return {"id": doc.id, "title": doc.title, "source": doc.source, "format": doc.format,
-            "sections": [s.to_dict() for s in doc.sections], "metadata": dict(doc.metadata),
-            "content_hash": doc.content_hash}
+def _encode(row: dict[str, Any], text: str) -> bytes:
+    """A record: the row's JSON length (4 bytes), the row as JSON, the text as UTF-8 (the text
+    is most of the bytes, and kept out of the JSON it is neither escaped nor unescaped)."""
+    head = json.dumps(row, ensure_ascii=False).encode("utf-8")
+    return len(head).to_bytes(4, "little") + head + text.encode("utf-8")
 
 
-def chunk_row(c: Chunk) -> dict[str, Any]:
-    """A chunk as the JSON the spool and chunks.jsonl keep (chunks.jsonl keeps its text only
-    where it is not a span of its document)."""
-    return {"id": c.id, "doc_id": c.doc_id, "locator": c.locator, "start": c.start, "end": c.end,
-            "position": c.position, "heading_path": list(c.heading_path)}
-
-
-def _encode(row: dict[str, Any]) -> bytes:
-    return json.dumps(row, ensure_ascii=False).encode("utf-8")
+def _decode(record: bytes) -> dict[str, Any]:
+    n = int.from_bytes(record[:4], "little")
+    row = json.loads(record[4:4 + n])
+    row["text"] = record[4 + n:].decode("utf-8")
+    return row  # type: ignore[no-any-return]
 
 
 class DocumentSpool(MutableMapping[str, Document]):
@@ -89,7 +84,7 @@ class DocumentSpool(MutableMapping[str, Document]):
         self._last: Document | None = None
 
     def __setitem__(self, doc_id: str, doc: Document) -> None:
-        self._records[doc_id] = self._spool.add(_encode({**document_row(doc), "text": doc.text}))
+        self._records[doc_id] = self._spool.add(_encode(document_row(doc), doc.text))
         self._sorted = None
         self._last = None
 
@@ -97,7 +92,7 @@ class DocumentSpool(MutableMapping[str, Document]):
         last = self._last
         if last is not None and last.id == doc_id:
             return last
-        doc = Document.from_dict(json.loads(self._spool.get(self._records[doc_id])))
+        doc = Document.from_dict(_decode(self._spool.get(self._records[doc_id])))
         self._last = doc
         return doc
 
@@ -128,11 +123,11 @@ class ChunkSpool:
     def extend(self, chunks: Iterable[Chunk]) -> tuple[int, int]:
         first = len(self._spool)
         for c in chunks:
-            self._spool.add(_encode({**chunk_row(c), "text": c.text}))
+            self._spool.add(_encode(chunk_row(c), c.text))
         return first, len(self._spool) - first
 
     def get(self, record: int) -> Chunk:
-        return Chunk.from_dict(json.loads(self._spool.get(record)))
+        return Chunk.from_dict(_decode(self._spool.get(record)))
 
     def view(self, records: np.ndarray) -> "SpooledChunks":
         return SpooledChunks(self, records)
