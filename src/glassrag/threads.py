@@ -13,7 +13,7 @@ every core it is given.
 What a MiniLM question runs on, measured (bench/results/threads.md, per-thread CPU time):
 the main thread and the pool's workers, about one core in all; BLAS's, OpenMP's and the
 tokenizers' own threads exist but use no CPU with these settings (with torch's default
-threads, two OpenMP threads do). Beside a busy-loop process the question takes 1.85× its
+threads, two native worker threads do). Beside a busy-loop process the question takes 1.85× its
 time on the otherwise same machine: the core it shares, not a thread setting.
 """
 
