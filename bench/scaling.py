@@ -3,6 +3,7 @@
     python bench/scaling.py                              # 5k, 50k, 250k, 1M (about an hour)
     python bench/scaling.py --sizes 5000 50000           # a quick look
     python bench/scaling.py --sizes 1000000 --append     # one size, merged into the results
+    python bench/scaling.py --pause mutmut               # other work stopped while queries are timed
 
 The corpus is SciFact (../shared/bench/scifact) repeated until it has N one-chunk
 documents: copy 0 is SciFact itself, copy k > 0 gives every document a new id
@@ -21,8 +22,11 @@ the analysis is inside the build time and memory, as it is inside glassrag's), `
 (one thread). BM25 query time is top-100 from already analysed tokens on both sides.
 
 Writes bench/results/scaling.json and scaling.md with the git commit, package versions,
-machine and the load average around every step (another engineer's tests may share the
-machine: compare rows measured under similar load).
+machine, the load average before every step and the mean run queue during it (runnable
+threads on the machine, the measured process included; the load average still remembers
+the minutes before). Another engineer's tests may share the machine: `--pause PATTERN`
+stops the processes matching PATTERN (SIGSTOP) while the open-and-query children run, and
+continues them after (SIGCONT, also on failure); builds run beside them.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))  # bench/common.py, imported by the parent only
 SCIFACT = ROOT.parent / "shared" / "bench" / "scifact"
 RESULTS = ROOT / "bench" / "results"
 WORK = Path(os.environ.get("GLASSRAG_SCALING_DIR", "/tmp/glassrag-scaling"))
@@ -118,12 +123,14 @@ def test_queries() -> list[str]:
 
 def run_child(args: list[str], env: dict[str, str] | None = None) -> dict:
     """Run a child; its wall time, peak RSS (MB) and the JSON it printed last, if any."""
+    from common import RunQueue  # in the parent only: a child's memory is measured
     t0 = time.perf_counter()
     load = os.getloadavg()
     with tempfile.TemporaryFile("w+") as so, tempfile.TemporaryFile("w+") as se:
         proc = subprocess.Popen(args, stdout=so, stderr=se, text=True,
                                 env={**os.environ, **(env or {})})
-        _, status, usage = os.wait4(proc.pid, 0)
+        with RunQueue() as queue:
+            _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         so.seek(0)
         se.seek(0)
@@ -134,6 +141,7 @@ def run_child(args: list[str], env: dict[str, str] | None = None) -> dict:
     last = [line for line in out.splitlines() if line.startswith("{")]
     return {"wall_s": round(wall, 3), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
             "load_before": [round(x, 2) for x in load], "load_after": [round(x, 2) for x in os.getloadavg()],
+            "run_queue": queue.mean(),
             **(json.loads(last[-1]) if last else {})}
 
 
@@ -249,7 +257,9 @@ def child_bm25s_open(out: str) -> None:
 
 # the run ----------------------------------------------------------------------------------
 
-def measure(n: int, which: list[str]) -> dict:
+def measure(n: int, which: list[str], pause: str | None = None) -> dict:
+    from common import paused
+
     corpus = make_corpus(n)
     row: dict = {"size": n}
     py = sys.executable
@@ -268,22 +278,28 @@ def measure(n: int, which: list[str]) -> dict:
         again = run_child([glassrag, "ingest", str(corpus), "--index", str(index), "--config", str(config)])
         rewritten = sorted(p.name for p in index.iterdir() if p.name.startswith("gen-")) != gens
         print(f"[{n}] glassrag open + queries", flush=True)
-        opened = run_child([py, __file__, "--child", "glassrag-open", str(index)])
+        with paused(pause) as stopped:
+            opened = run_child([py, __file__, "--child", "glassrag-open", str(index)])
         row["glassrag"] = {"build_s": build["wall_s"], "build_peak_rss_mb": build["peak_rss_mb"],
                            "rerank_train_s": train["wall_s"],
                            "reingest_unchanged_s": again["wall_s"], "reingest_rewrote": rewritten,
                            "disk_mb": disk_mb(index), **opened,
-                           "load": {"build": build["load_before"], "open": opened["load_before"]}}
+                           "load": {"build": build["load_before"], "open": opened["load_before"]},
+                           "run_queue": {"build": build["run_queue"], "open": opened["run_queue"]},
+                           "paused_during_open": len(stopped)}
     if "bm25s" in which:
         out = WORK / f"bm25s-{n}"
         shutil.rmtree(out, ignore_errors=True)
         print(f"[{n}] bm25s build", flush=True)
         build = run_child([py, __file__, "--child", "bm25s-build", str(corpus), str(out)])
         print(f"[{n}] bm25s open + queries", flush=True)
-        opened = run_child([py, __file__, "--child", "bm25s-open", str(out)])
+        with paused(pause) as stopped:
+            opened = run_child([py, __file__, "--child", "bm25s-open", str(out)])
         row["bm25s"] = {"build_s": build["wall_s"], "build_peak_rss_mb": build["peak_rss_mb"],
                         "analyse_s": build.get("analyse_s"), "disk_mb": disk_mb(out), **opened,
-                        "load": {"build": build["load_before"], "open": opened["load_before"]}}
+                        "load": {"build": build["load_before"], "open": opened["load_before"]},
+                        "run_queue": {"build": build["run_queue"], "open": opened["run_queue"]},
+                        "paused_during_open": len(stopped)}
     return row
 
 
@@ -322,6 +338,20 @@ def growth(rows: list[dict], system: str, key: str) -> list[str]:
     return out
 
 
+def step_load(row: dict) -> str:
+    """`build [load] (run queue q), open [load] (run queue q), n paused` for one system's row."""
+    queue = row.get("run_queue", {})
+    parts = []
+    for step in ("build", "open"):
+        part = f"{step} {row['load'][step]}"
+        if step in queue:
+            part += f" (run queue {queue[step]})"
+        parts.append(part)
+    if row.get("paused_during_open"):
+        parts.append(f"{row['paused_during_open']} processes paused during open")
+    return ", ".join(parts)
+
+
 def markdown(result: dict) -> str:
     rows = sorted(result["rows"], key=lambda r: r["size"])
     sizes = [f"{r['size']:,}" for r in rows]
@@ -349,12 +379,13 @@ def markdown(result: dict) -> str:
                      f"{g['build_peak_rss_mb'] / b['build_peak_rss_mb']:.2f} | "
                      f"{g['rss_after_open_mb'] / b['rss_after_open_mb']:.2f} | "
                      f"{g['bm25_p50_ms'] / b['bm25_p50_ms']:.2f} | {b['bm25_p50_ms'] / g['bm25_p50_ms']:.2f} |")
-    lines += ["", "Load average (1, 5, 15 min) before each step:", ""]
+    lines += ["", "Load average (1, 5, 15 min) before each step; mean run queue during it (runnable "
+              "threads, the step's own included; 2 cores); processes paused while the open-and-query "
+              "step ran:", ""]
     for r in rows:
         for system in ("glassrag", "bm25s"):
             if system in r:
-                lines.append(f"- {r['size']:,} {system}: build {r[system]['load']['build']}, "
-                             f"open {r[system]['load']['open']}")
+                lines.append(f"- {r['size']:,} {system}: " + step_load(r[system]))
     lines += ["", "Stage p50 (ms) inside glassrag's ask:", ""]
     for r in rows:
         if "glassrag" in r:
@@ -369,6 +400,8 @@ def main() -> None:
     parser.add_argument("--only", choices=["glassrag", "bm25s"])
     parser.add_argument("--append", action="store_true", help="merge into the existing results")
     parser.add_argument("--out", default="scaling")
+    parser.add_argument("--pause", help="stop processes matching this pattern (pgrep -f) while "
+                                        "the open-and-query steps run")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -388,7 +421,7 @@ def main() -> None:
         "rows": [],
     }
     for n in args.sizes:
-        measured = measure(n, which)
+        measured = measure(n, which, args.pause)
         rows[n] = {**rows.get(n, {}), **measured}
         result["rows"] = sorted(rows.values(), key=lambda r: r["size"])
         RESULTS.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,9 @@
 """Building an index: walk, load, chunk, analyse, count terms, fit LSA, in that order.
 
 Unchanged files (same path-derived id and content hash, same chunk settings) keep the
-chunks they had; only new and changed files are parsed and chunked again.
+chunks they had; only new and changed files are parsed and chunked again. Documents and
+chunks go to a spool on disk as they are read (glassrag/store/spool.py): what stays in
+memory is their ids and offsets, the term counts and the LSA model.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +29,7 @@ from glassrag.lexical.analyze import Analyzer
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
 from glassrag.store.base import Embedded, Index
+from glassrag.store.spool import ChunkSpool, DocumentSpool, in_order
 
 if TYPE_CHECKING:
     from glassrag.dense.neural import SentenceEmbedder
@@ -67,9 +70,11 @@ def indexed_text(doc: Document, chunk: Chunk, header: bool) -> str:
 
 def build_index(paths: list[Path], config: Config, previous: Index | None = None,
                 prune: bool = False, max_bytes: int | None = None,
-                progress: Progress | None = None,
-                cache_dir: Path | None = None) -> tuple[Index, IngestReport]:
-    """Ingest `paths` into a new Index, reusing what `previous` already holds."""
+                progress: Progress | None = None, cache_dir: Path | None = None,
+                spool_dir: Path | None = None) -> tuple[Index, IngestReport]:
+    """Ingest `paths` into a new Index, reusing what `previous` already holds. Documents and
+    chunks are spooled to unlinked files in `spool_dir` (the system's temporary folder
+    when None)."""
     threads.configure()  # LSA's QR steps on one BLAS thread (glassrag/threads.py)
     report = IngestReport()
     beir_paths = [p for p in paths if is_beir(p)]
@@ -89,8 +94,10 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         old_hash = hashes.to_dict() if hasattr(hashes, "to_dict") else dict(hashes)
         chunkless = {d for d in old_hash if previous.chunks_in(d) == 0} if not previous.stored \
             else set(previous.stored.chunkless)
-    new_docs: dict[str, Document] = {}
-    new_chunks: dict[str, list[Chunk]] = {}
+    documents = DocumentSpool(spool_dir)  # the new and changed ones first, then those kept
+    spool = ChunkSpool(spool_dir)
+    chunks_by_doc: dict[str, tuple[int, int]] = {}  # doc id -> (first spooled chunk, count)
+    new_docs: set[str] = set()
 
     def unchanged(doc_id: str, content_hash: str) -> bool:
         return same_chunking and old_hash.get(doc_id) == content_hash and doc_id not in chunkless
@@ -113,8 +120,9 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         report.warnings.extend(f"{path}: {w}" for w in warnings)
         report.quality[doc_id] = check_quality(doc)
         (report.changed if doc_id in old_hash or doc_id in new_docs else report.added).append(doc_id)
-        new_docs[doc_id] = doc
-        new_chunks[doc_id] = chunker.chunk(doc)
+        new_docs.add(doc_id)
+        documents[doc_id] = doc
+        chunks_by_doc[doc_id] = spool.extend(chunker.chunk(doc))
 
     sources: dict[str, dict] = dict(previous.sources) if previous is not None else {}
     for folder in beir_paths:  # a BEIR corpus is already cut into passages: one chunk each
@@ -137,8 +145,9 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                 report.unchanged.append(item.id)
                 continue
             (report.changed if item.id in old_hash or item.id in new_docs else report.added).append(item.id)
-            new_docs[item.id] = item
-            new_chunks[item.id] = whole.chunk(item)
+            new_docs.add(item.id)
+            documents[item.id] = item
+            chunks_by_doc[item.id] = spool.extend(whole.chunk(item))
         sources.pop(corpus, None)
         if not failed:  # a corpus with bad lines is read again next time, to report them again
             sources[corpus] = {"sha256": digest, "documents": loaded}
@@ -148,13 +157,12 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         report.nothing_changed = True  # nothing to analyse, fit or write
         return previous, report
 
-    documents: dict[str, Document] = dict(previous.documents.items()) if previous else {}
-    chunks_by_doc: dict[str, list[Chunk]] = {}
-    if previous is not None and same_chunking:
-        for c in previous.chunks:
-            chunks_by_doc.setdefault(c.doc_id, []).append(c)
-    documents.update(new_docs)
-    chunks_by_doc.update(new_chunks)
+    if previous is not None:  # kept documents join the new ones; a new version wins
+        if same_chunking:
+            keep_chunks(previous.chunks, new_docs, spool, chunks_by_doc)
+        for doc in previous.documents.values():
+            if doc.id not in new_docs:
+                documents[doc.id] = doc
 
     if prune and previous is not None:
         for doc_id in _pruned(previous, paths, seen):
@@ -162,18 +170,21 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             chunks_by_doc.pop(doc_id, None)
             report.removed.append(doc_id)
 
-    for doc_id, doc in documents.items():  # documents kept from before, re-chunked if needed
+    for doc_id in documents:  # documents kept from before, re-chunked if needed
         if doc_id not in chunks_by_doc:
-            chunks_by_doc[doc_id] = (DocumentChunker() if doc.format == "beir" else chunker).chunk(doc)
+            doc = documents[doc_id]
+            chunks_by_doc[doc_id] = spool.extend(
+                (DocumentChunker() if doc.format == "beir" else chunker).chunk(doc))
 
-    chunks = [c for doc_id in sorted(documents) for c in chunks_by_doc[doc_id]]
+    chunks = spool.view(in_order(documents, chunks_by_doc))  # documents iterate in id order
+    del chunks_by_doc
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
     header = config.chunk.context_header
 
     # rows of the previous term counts serve the chunks of unchanged documents: only new and
     # changed documents' chunks are analysed (same chunk id, document and settings: same tokens)
     reuse = previous is not None and same_chunking and previous.config.analyze == config.analyze
-    old_rows = previous_rows(previous, chunks, set(new_docs)) if reuse and previous is not None \
+    old_rows = previous_rows(previous, chunks, new_docs) if reuse and previous is not None \
         else np.full(len(chunks), -1, dtype=np.int64)
     fresh = np.flatnonzero(old_rows < 0)
 
@@ -182,7 +193,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             if progress and n % 500 == 0:
                 progress("analyse", n, len(fresh))
             c = chunks[i]
-            yield analyzer(indexed_text(documents[c.doc_id], c, header))
+            yield analyzer(indexed_text(documents[c.doc_id], c, True) if header else c.text)
 
     counts = TermCounts.build(analysed())
     if previous is not None and fresh.size < len(chunks):
@@ -199,7 +210,6 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         for model in config.neural.models:
             embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir,
                                                              report, progress)
-    documents = {k: documents[k] for k in sorted(documents)}
     quality = {**(previous.extra.get("quality", {}) if previous else {}), **report.quality}
     quality = {d: quality[d] for d in documents if d in quality}
     extra: dict = {}
@@ -227,7 +237,20 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def previous_rows(previous: Index, chunks: list[Chunk], changed: set[str]) -> np.ndarray:
+def keep_chunks(chunks: Iterable[Chunk], changed: set[str], spool: ChunkSpool,
+                where: dict[str, tuple[int, int]]) -> None:
+    """Spool the previous index's chunks of documents not in `changed`; `where` gets each
+    document's (first record, count). A stored index keeps a document's chunks together."""
+    for c in chunks:
+        if c.doc_id in changed:
+            continue
+        first, n = spool.extend((c,))
+        if c.doc_id in where:
+            first, n = where[c.doc_id][0], where[c.doc_id][1] + 1
+        where[c.doc_id] = (first, n)
+
+
+def previous_rows(previous: Index, chunks: Sequence[Chunk], changed: set[str]) -> np.ndarray:
     """For each chunk, its row in `previous` when its document is unchanged, else -1."""
     out = np.full(len(chunks), -1, dtype=np.int64)
     position = previous.position

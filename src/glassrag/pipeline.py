@@ -215,7 +215,7 @@ class Pipeline:
         everything = names + self.observed
         if len(everything) > 1 and not caching:
             if self._pool is None:  # one pool for the pipeline's life, not one per question
-                self._pool = ThreadPoolExecutor(max_workers=len(everything),
+                self._pool = ThreadPoolExecutor(max_workers=threads.pool_size(len(everything)),
                                                 thread_name_prefix="glassrag-retrieve")
             ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, analyzed, asked),
                                       everything))

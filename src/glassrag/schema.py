@@ -44,6 +44,9 @@ class Section(_Plain):
     end: int
     heading_path: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:  # what asdict gives, without its recursion (ingest writes one a section)
+        return {"locator": self.locator, "start": self.start, "end": self.end, "heading_path": self.heading_path}
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         return cls(data["locator"], data["start"], data["end"], tuple(data.get("heading_path", ())))
@@ -112,10 +115,9 @@ class Chunk(_Plain):
         return cls(cid, doc_id, locator, text, start, end, position, heading_path)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        values = dict(data)
-        values["heading_path"] = tuple(values.get("heading_path", ()))
-        return super().from_dict(values)
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:  # by name, not through fields(): a table read parses one a row
+        return cls(data["id"], data["doc_id"], data["locator"], data["text"], data["start"], data["end"],
+                   data["position"], tuple(data.get("heading_path", ())))
 
 
 @dataclass(frozen=True)

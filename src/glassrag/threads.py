@@ -7,7 +7,14 @@ it, a MiniLM query encoded in 484–504 ms with torch's default threads against 
 one, and LSA's QR steps took ~1 s each instead of milliseconds (issue 18; re-measured by
 bench/threads.py). So BLAS and torch run one thread per operation for questions, and
 parallelism comes from running the retrievers side by side in one pool made once per
-pipeline. Batch work (embedding a corpus at ingest) uses every core it is given.
+pipeline, with no more workers than cores. Batch work (embedding a corpus at ingest) uses
+every core it is given.
+
+What a MiniLM question runs on, measured (bench/results/threads.md, per-thread CPU time):
+the main thread and the pool's workers, about one core in all; BLAS's, OpenMP's and the
+tokenizers' own threads exist but use no CPU with these settings (with torch's default
+threads, two native worker threads do). Beside a busy-loop process the question takes 1.85× its
+time on the otherwise same machine: the core it shares, not a thread setting.
 """
 
 from __future__ import annotations
@@ -26,6 +33,12 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def pool_size(tasks: int) -> int:
+    """Workers of the pipeline's retriever pool: one a retriever, no more than the cores
+    (three retrievers on two cores would keep three threads runnable where two can run)."""
+    return max(1, min(tasks, cores()))
 
 
 def configure() -> None:

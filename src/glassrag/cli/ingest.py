@@ -54,7 +54,7 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
     Holds the index's writer lock from reading the previous index to writing the new one,
     so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote."""
     from glassrag.indexer import build_index, with_embedder
-    from glassrag.store import open_store
+    from glassrag.store import is_postgres, open_store
 
     store = open_store(location, wait=wait, notify=lambda holder: err.print(
         f"waiting up to {wait:g} s for another writer of {location} ({holder})", markup=False))
@@ -71,7 +71,7 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
                 [Path(p) for p in paths], config, previous, prune=prune, max_bytes=int(max_mb * 1024 * 1024),
                 progress=lambda step, done, total: bar.update(task, description=step, completed=done,
                                                               total=total or None),
-                cache_dir=cache_folder(location))
+                cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location))
         for problem in report.failed:
             err.print(Text.assemble(("failed  ", "red"), str(problem)))
         for path, reason in report.skipped:
@@ -93,12 +93,15 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
 
 def print_report(location: str, index: Any, report: Any) -> None:
     c = index.config.chunk
+    n_sections, all_beir = 0, True  # one pass: a spooled document is parsed each time it is read
+    for d in index.documents.values():
+        n_sections += len(d.sections)
+        all_beir = all_beir and d.format == "beir"
     table = Table(title=f"index {location}", show_header=False, box=None)
     for label, value in [
-        ("documents", len(index.documents)), ("sections", sum(len(d.sections) for d in index.documents.values())),
+        ("documents", len(index.documents)), ("sections", n_sections),
         ("chunks", len(index.chunks)), ("terms", len(index.counts.vocab)),
-        ("chunker", "document (BEIR: one chunk per document)"
-         if all(d.format == "beir" for d in index.documents.values())
+        ("chunker", "document (BEIR: one chunk per document)" if all_beir
          else f"{c.chunker} size={c.size} overlap={c.overlap} unit={c.unit}"),
         ("added", len(report.added)), ("changed", len(report.changed)),
         ("unchanged", report.n_unchanged()), ("removed", len(report.removed)),

@@ -7,7 +7,7 @@ Versions are read from document metadata: `superseded_by: ID` on the old documen
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from glassrag.query import Query
 from glassrag.schema import Document, Hit
@@ -15,10 +15,13 @@ from glassrag.schema import Document, Hit
 MODES = ("off", "demote", "drop")
 
 
-def superseded(documents: Mapping[str, Document]) -> dict[str, str]:
-    """old document id -> the indexed document that supersedes it."""
+def superseded(documents: Mapping[str, Document],
+               linked: Iterable[Document] | None = None) -> dict[str, str]:
+    """old document id -> the indexed document that supersedes it. `linked`, when the caller
+    collected them, are the documents with `superseded_by` or `supersedes` (only they can
+    name another version), so the rest are not read again."""
     out: dict[str, str] = {}
-    for doc in documents.values():
+    for doc in documents.values() if linked is None else linked:
         newer = doc.metadata.get("superseded_by")
         if newer and newer in documents:
             out[doc.id] = newer

@@ -285,10 +285,25 @@ def sorted_ids(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _is_span(documents: Mapping[str, Document], c: Chunk) -> bool:
-    """chunk.text == doc.text[start:end], checked cheaply where the document is in memory."""
-    if isinstance(documents, dict):
-        return documents[c.doc_id].text[c.start:c.end] == c.text
-    return True  # a stored table: its chunks were checked when it was written
+    """chunk.text == doc.text[start:end]; a stored table's chunks were checked when it was
+    written (a spool keeps the document last read, so checking its chunks reads it once)."""
+    if isinstance(documents, DocumentTable):
+        return True
+    return documents[c.doc_id].text[c.start:c.end] == c.text
+
+
+def document_row(doc: Document) -> dict[str, Any]:
+    """A document's line of documents.jsonl: everything but its text (in texts.bin)."""
+    return {"id": doc.id, "title": doc.title, "source": doc.source, "format": doc.format,
+            "sections": [s.to_dict() for s in doc.sections], "metadata": dict(doc.metadata),
+            "content_hash": doc.content_hash}
+
+
+def chunk_row(c: Chunk) -> dict[str, Any]:
+    """A chunk's line of chunks.jsonl: everything but its text, kept only where the chunk is
+    not a span of its document."""
+    return {"id": c.id, "doc_id": c.doc_id, "locator": c.locator, "start": c.start, "end": c.end,
+            "position": c.position, "heading_path": list(c.heading_path)}
 
 
 def write_tables(folder: Path, documents: Mapping[str, Document],
@@ -308,6 +323,8 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
     doc_text = np.zeros(len(ids) + 1, dtype=np.int64)
     where: dict[str, tuple[int, dict[int, int] | None]] = {}  # doc id -> (text offset, char→byte)
     newest: Any = None
+    hashes: list[bytes] = []
+    linked: list[Document] = []  # documents that name another version (rerank/versions.py)
     with (folder / "texts.bin").open("wb") as texts, (folder / "documents.jsonl").open("wb") as rows:
         for r, doc_id in enumerate(ids):
             doc = documents[doc_id]
@@ -316,20 +333,19 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
                 where[doc_id] = (int(doc_text[r]), byte_offsets(doc.text, spans[doc_id]))
             texts.write(data)
             doc_text[r + 1] = doc_text[r] + len(data)
-            row = {"id": doc.id, "title": doc.title, "source": doc.source, "format": doc.format,
-                   "sections": [s.to_dict() for s in doc.sections], "metadata": dict(doc.metadata),
-                   "content_hash": doc.content_hash}
-            line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+            line = (json.dumps(document_row(doc), ensure_ascii=False) + "\n").encode("utf-8")
             rows.write(line)
             doc_offsets[r + 1] = doc_offsets[r] + len(line)
+            hashes.append(doc.content_hash.encode("utf-8"))
+            if doc.metadata.get("superseded_by") or doc.metadata.get("supersedes"):
+                linked.append(doc)
             date = parse_date(doc.metadata.get("date")) if doc.metadata.get("date") else None
             if date and (newest is None or date > newest):
                 newest = date
     np.save(folder / "doc_offsets.npy", doc_offsets)
     np.save(folder / "doc_text.npy", doc_text)
     np.save(folder / "doc_ids.npy", sorted_ids(ids)[0])
-    np.save(folder / "doc_hashes.npy", np.array([documents[i].content_hash.encode("utf-8") for i in ids],
-                                                dtype=bytes) if ids else np.empty(0, dtype="S1"))
+    np.save(folder / "doc_hashes.npy", np.array(hashes, dtype=bytes) if ids else np.empty(0, dtype="S1"))
     np.save(folder / "doc_chunks.npy", np.array([doc_chunks.get(i, 0) for i in ids], dtype=np.int32))
     n = len(chunks)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -338,9 +354,7 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
     words = np.zeros(n, dtype=np.int32)
     with (folder / "chunks.jsonl").open("wb") as rows:
         for i, c in enumerate(chunks):
-            row: dict[str, Any] = {"id": c.id, "doc_id": c.doc_id, "locator": c.locator,
-                                   "start": c.start, "end": c.end, "position": c.position,
-                                   "heading_path": list(c.heading_path)}
+            row = chunk_row(c)
             base, to_byte = where.get(c.doc_id, (-1, None))
             if base >= 0 and _is_span(documents, c):
                 a, b = (c.start, c.end) if to_byte is None else (to_byte[c.start], to_byte[c.end])
@@ -361,4 +375,4 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
     order = np.argsort(raw, kind="stable").astype(np.int64)
     np.save(folder / "chunk_ids_sorted.npy", raw[order])
     np.save(folder / "chunk_ids_order.npy", order)
-    return {"superseded": superseded(documents), "newest_date": newest.isoformat() if newest else None}
+    return {"superseded": superseded(documents, linked), "newest_date": newest.isoformat() if newest else None}
