@@ -13,7 +13,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from glassrag.errors import IngestError, UnknownNameError
 from glassrag.ingest import quality
