@@ -112,3 +112,29 @@ def test_an_ingest_that_fails_while_spooling_leaves_the_old_index(corpus: Path, 
     monkeypatch.setattr(indexer.ChunkSpool, "extend", extend)
     assert cli(["ingest", str(corpus), "--index", str(index)]) == 0
     assert any(c.doc_id.startswith("new") for c in EmbeddedStore(index).read().chunks)
+
+
+def term_counts(index) -> dict[tuple[str, str], float]:
+    """(chunk id, term) -> count: the term counts whatever the order of rows and columns."""
+    tf = index.counts.tf.tocoo()
+    terms = sorted(index.counts.vocab, key=index.counts.vocab.get)
+    return {(index.chunk_id(int(r)), terms[int(c)]): float(v) for r, c, v in zip(tf.row, tf.col, tf.data)}
+
+
+def test_a_changed_reingest_through_the_spool_holds_what_a_fresh_ingest_holds(corpus: Path, tmp_path: Path):
+    index = tmp_path / "idx"
+    assert cli(["ingest", str(corpus), "--index", str(index)]) == 0
+    first = sorted(p.name for p in corpus.iterdir())
+    changed = corpus / first[0]
+    changed.write_text(changed.read_text() + "\n\nA changed paragraph about quiet hours.\n")
+    (corpus / "added.md").write_text("# Added\n\nAn added document about parking permits.\n")
+    (corpus / first[1]).unlink()
+    assert cli(["ingest", str(corpus), "--index", str(index), "--prune"]) == 0
+    again = EmbeddedStore(index).read()
+    fresh_dir = tmp_path / "fresh"
+    assert cli(["ingest", str(corpus), "--index", str(fresh_dir)]) == 0
+    fresh = EmbeddedStore(fresh_dir).read()
+    assert list(again.chunks) == list(fresh.chunks)
+    assert dict(again.documents.items()) == dict(fresh.documents.items())
+    assert len(again.documents) == len(first) and "added" in again.documents
+    assert term_counts(again) == term_counts(fresh)
