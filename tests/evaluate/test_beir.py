@@ -120,3 +120,48 @@ def test_abstention_is_seeded_and_an_existing_folder_is_kept(tmp_path: Path):
         assert (a / name).read_text() == (b / name).read_text()
     (a / "corpus.jsonl").write_text("kept\n")
     assert with_abstention(source, a, seed=5) == a and (a / "corpus.jsonl").read_text() == "kept\n"
+
+
+# written from the survivors of `MUTATION_NAME=beir MUTATION_TESTS=tests/evaluate/test_beir.py
+# scripts/mutation.sh evaluate beir.py` (docs/testing.md)
+
+def test_qrels_cells_split_at_tabs_else_at_spaces_and_blank_rows_are_skipped(tmp_path: Path):
+    folder = beir(tmp_path / "b", QUERIES, {"test": "1\tdoc one\t1\n\t\n   \n2 d5 1\n"})
+    got = {q.id: q for q in load_beir_questions(folder)}
+    assert got["1"].answers == (Span("doc one", grade=1),)  # a tab-separated id may hold a space
+    assert got["2"].answers == (Span("d5", grade=1),) and got["2"].answerable  # grade 1 is relevant
+
+
+def test_bad_qrels_rows_are_all_reported_by_line_in_the_qrels_file(tmp_path: Path):
+    folder = beir(tmp_path / "b", QUERIES, {"test": "1\td1\n1\td1\tx\n99\td1\t1\n1\td2\t1\n7 d\n"})
+    with pytest.raises(GoldenError) as info:
+        load_beir_questions(folder)
+    assert info.value.path == str(folder / "qrels" / "test.tsv")
+    columns = "expected 3 columns (query-id, corpus-id, score), got 2"
+    assert info.value.problems == [(1, columns), (2, "score 'x' is not a whole number"),
+                                   (3, "query '99' is not in queries.jsonl"), (5, columns)]
+
+
+def test_an_unknown_split_names_the_folder(tmp_path: Path):
+    folder = beir(tmp_path / "b", QUERIES, {"test": "1\td1\t1\n"})
+    with pytest.raises(GoldenError) as info:
+        load_beir_questions(folder, "dev")
+    assert info.value.path == str(folder)
+
+
+def test_abstention_sorts_query_ids_that_are_not_numbers_as_text(tmp_path: Path):
+    source = beir(tmp_path / "source", [{"_id": q, "text": q} for q in ("qa", "qb")],
+                  {"train": "query-id\tcorpus-id\tscore\nqa\tda\t1\n", "test": "query-id\tcorpus-id\tscore\nqb\tdb\t1\n"},
+                  [{"_id": d, "title": d, "text": d} for d in ("da", "db", "dc")])
+    out = with_abstention(source, tmp_path / "abst", seed=0)  # half of one query: none removed
+    assert [json.loads(line)["_id"] for line in (out / "corpus.jsonl").read_text().splitlines()] == ["da", "db", "dc"]
+
+
+def test_abstention_replaces_a_crashed_run_and_an_unfinished_folder(tmp_path: Path):
+    source = source_folder(tmp_path / "source")
+    (tmp_path / "abst.tmp" / "qrels").mkdir(parents=True)  # left by a run that stopped half way
+    (tmp_path / "abst").mkdir()
+    (tmp_path / "abst" / "stray.txt").write_text("not a finished folder: no qrels/test.tsv")
+    out = with_abstention(source, tmp_path / "abst", seed=3)
+    assert sorted(p.name for p in out.iterdir()) == ["corpus.jsonl", "qrels", "queries.jsonl"]
+    assert not (tmp_path / "abst.tmp").exists()
