@@ -1,5 +1,6 @@
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.evaluate.runs import (_ranking_stage, dense_figures, evaluate, generation_record, interval,
                                     stage_metric_names, write_run_file)
-from glassrag.evaluate.stats import mean_interval
+from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
@@ -256,3 +257,47 @@ def test_a_refused_generation_is_only_counted_as_failed():
     refused = Generation("", "llama", "m", "[1]", (), (), None, None, 12.5, REFUSED)
     assert generation_record(None, refused, [], str.split) == {"text": "", "labels": "[1]", "ms": 12.5,
                                                                "failed": True}
+
+
+REFUSED_Q = Question("stop", "the of", True, answers=QUESTIONS[0].answers)
+
+
+def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_population(index):
+    calls = []
+    started = time.perf_counter()
+    run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q], progress=lambda n, total: calls.append((n, total)))
+    took = time.perf_counter() - started
+    assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    assert 0.0 <= run.seconds <= took + 0.001  # the time of the run, not a clock reading
+    assert run.golden == {"path": "", "split": "all", "questions": 5, "answerable": 3, "unanswerable": 2}
+    assert run.index["path"] == ""
+    stop = run.questions[-1]
+    assert (stop["question"], stop["declined"], stop["cause"], stop["stages"], stop["ranking"]) == (
+        "the of", True, "not retrieved", {}, [])
+    assert stop["reason"] == ("query refused: nothing searchable is left of 'the of' after removing "
+                              "stopwords (english list)")
+    assert stop["metrics"]["answer"]["source_recall@5"] == 0.0
+    shown = run.answer.metrics
+    # declined: gym (unanswerable) and lost, stop (answerable); warranty (unanswerable) answered
+    assert (shown["declined_unanswerable"]["value"], shown["declined_unanswerable"]["n"]) == (1 / 2, 2)
+    assert (shown["declined_answerable"]["value"], shown["declined_answerable"]["n"]) == (2 / 3, 3)
+    assert (shown["reader_declined_unanswerable"]["n"], shown["hit@1"]["n"]) == (2, 3)
+
+
+def test_the_summary_names_and_which_of_them_are_zero_or_one(index):
+    run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q])
+    assert sorted(run.ranking.metrics) == ["answer_intact", "hit@1", "hit@10", "hit@5", "mrr@10", "ndcg@10",
+                                           "precision@5", "recall@100", "recall@5", "source_recall@5"]
+    assert sorted(run.answer.metrics) == [
+        "answer_visible@5", "budget_recall", "declined_answerable", "declined_unanswerable", "hit@1", "hit@5",
+        "locator_hit@5", "mrr@5", "ndcg@5", "reader_accuracy", "reader_declined_unanswerable", "recall@5",
+        "source_recall@5"]
+    zero_one = [("ranking", "answer_intact"), ("ranking", "hit@5"), ("answer", "answer_visible@5"),
+                ("answer", "locator_hit@5"), ("answer", "declined_answerable"),
+                ("answer", "declined_unanswerable"), ("answer", "reader_accuracy"), ("answer", "budget_recall"),
+                ("answer", "reader_declined_unanswerable"), ("answer", "hit@1")]
+    for section, name in zero_one:
+        m = getattr(run, section).metrics[name]
+        assert (m["low"], m["high"]) == wilson_interval(round(m["value"] * m["n"]), m["n"]), name
+    graded = run.answer.metrics["mrr@5"]
+    assert (graded["low"], graded["high"]) == (0.0, 1.0)  # a bootstrap of 0s and a 1, not Wilson's
