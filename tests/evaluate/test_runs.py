@@ -277,6 +277,9 @@ def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_populat
     assert stop["reason"] == ("query refused: nothing searchable is left of 'the of' after removing "
                               "stopwords (english list)")
     assert stop["metrics"]["answer"]["source_recall@5"] == 0.0
+    hit = run.questions[0]
+    assert hit["metrics"]["answer"]["source_recall@5"] == 1.0 == hit["metrics"]["ranking"]["source_recall@5"]
+    assert len(hit["stages"]["fuse"]["top"]) == 5 < len(hit["ranking"])  # the top k of a longer ranking
     shown = run.answer.metrics
     # declined: gym (unanswerable) and lost, stop (answerable); warranty (unanswerable) answered
     assert (shown["declined_unanswerable"]["value"], shown["declined_unanswerable"]["n"]) == (1 / 2, 2)
