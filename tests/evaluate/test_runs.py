@@ -304,3 +304,42 @@ def test_the_summary_names_and_which_of_them_are_zero_or_one(index):
         assert (m["low"], m["high"]) == wilson_interval(round(m["value"] * m["n"]), m["n"]), name
     graded = run.answer.metrics["mrr@5"]
     assert (graded["low"], graded["high"]) == (0.0, 1.0)  # a bootstrap of 0s and a 1, not Wilson's
+
+
+def test_a_question_record_field_by_field(index):
+    two = Question("two", "What does E-4107 mean?", True,
+                   answers=(Span("manual", "", SENSOR), Span("notes", "", "quiet hours")))
+    run = evaluate(Pipeline(index), [*QUESTIONS, two])
+    hit, lost, gym, warranty, both = run.questions
+    assert (hit["question"], hit["split"], hit["reason"], hit["answer_docs"]) == (
+        "What does E-4107 mean?", "test", "", ["manual"])
+    assert (hit["in_budget"], hit["reader_correct"], hit["locator_hit"], hit["visible"]) == (True, True, True, True)
+    assert hit["quote"]["found"] and hit["quote"]["text"] == SENSOR and hit["quote"]["chunk_id"] == hit["ranking"][0][0]
+    # RRF, k = 60: first in both bm25 and lsa, 2 / 61, kept to 6 decimals
+    assert hit["ranking"][0][1:] == ["manual", round(2 / 61, 6)]
+    assert all(score == round(score, 6) for _, _, score in hit["ranking"])
+    signals = {"agreement", "bm25_norm", "coverage", "known_share", "term_share", "top:bm25", "top:lsa",
+               "margin", "top:fuse"}
+    assert set(hit["gate_signals"]) == signals
+    assert all("ms" in st and "top" in st for st in hit["stages"].values())
+    assert [hit["stages"][s]["source_recall"] for s in ("bm25", "fuse")] == [1.0, 1.0]
+    # manual is in the top 5, notes is not
+    assert both["stages"]["fuse"]["source_recall"] == 1 / 2 and both["answer_docs"] == ["manual", "notes"]
+    # a stage with nothing is kept when it retrieves, gates or selects
+    assert set(lost["stages"]) == {"bm25", "lsa", "gate", "answer"} and lost["gate_signals"] == {}
+    assert gym["stages"]["bm25"]["source_recall"] == 0.0 and gym["answer_docs"] == []
+    # answered although unanswerable: the reader's quote is not correct, nothing relevant was packed
+    assert warranty["quote"]["found"] and not warranty["reader_correct"] and not warranty["in_budget"]
+    assert (warranty["locator_hit"], warranty["visible"], set(warranty["gate_signals"])) == (None, False, signals)
+
+
+def test_the_gate_summary_ranks_each_signal_by_auroc(index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    # found: hit (answerable, answer in the top k); unanswerable with signals: warranty (gym matched nothing)
+    assert (run.gate["found"], run.gate["unanswerable"]) == (1, 1)
+    assert set(run.gate["params"]) == {"score", "threshold", "rule", "cost", "separable", "auroc"}
+    table = run.gate["signals"]
+    assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 9
+    assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)
+    assert table[0]["auroc"] == 1.0 and table[-1]["auroc"] <= table[0]["auroc"]
+    assert {r["signal"] for r in table} == set(run.questions[0]["gate_signals"])
