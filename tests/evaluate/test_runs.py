@@ -1,5 +1,6 @@
 import json
 import math
+from dataclasses import replace
 import time
 from pathlib import Path
 
@@ -343,3 +344,30 @@ def test_the_gate_summary_ranks_each_signal_by_auroc(index):
     assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)
     assert table[0]["auroc"] == 1.0 and table[-1]["auroc"] <= table[0]["auroc"]
     assert {r["signal"] for r in table} == set(run.questions[0]["gate_signals"])
+
+
+def test_a_generated_answer_is_scored_against_what_it_was_given_and_the_question():
+    given = ({"chunk_id": "c1", "doc_id": "manual", "title": "TX-200 Manual",
+              "label": "TX-200 Manual, § 2.1 Sensor errors", "locators": ["§ 2.1 Sensor errors"], "text": SENSOR},)
+    cited = Generation("E-4107 means the tilt sensor lost calibration [TX-200 Manual, § 2.1 Sensor errors].",
+                       "llama", "m", "titled", given, (), 10, 5, 12.5, "stop")
+    q = Question("q", "What does E-4107 mean?", True, answers=(Span("manual", "", SENSOR),), must_contain=("E-4107",))
+    got = generation_record(q, cited, ["TX-200 Manual", "Travel policy"], str.split)
+    assert {k: got[k] for k in ("failed", "text", "labels", "ms", "tokens")} == {
+        "failed": False, "text": cited.text, "labels": "titled", "ms": 12.5, "tokens": [10, 5]}
+    assert (got["cited"], got["foreign_citations"], got["refused_answerable"], got["contains_answer"]) == (
+        1.0, 0.0, 0.0, 1.0)
+    # without a golden question, the scores that need its labels are left out
+    alone = generation_record(None, cited, ["TX-200 Manual"], str.split)
+    assert "refused_answerable" not in alone and "contains_answer" not in alone and alone["cited"] == 1.0
+    # a title that was not given is a foreign citation
+    foreign = replace(cited, text="E-4107 means the tilt sensor lost calibration [Travel policy].")
+    assert generation_record(q, foreign, ["TX-200 Manual", "Travel policy"], str.split)["foreign_citations"] == 1.0
+
+
+def test_a_run_file_is_written_into_new_or_existing_nested_folders(tmp_path: Path, index):
+    run = evaluate(Pipeline(index), QUESTIONS[:1])
+    target = tmp_path / "runs" / "deep" / "a.json"
+    write_run_file(run, target)
+    write_run_file(run, target.with_name("b.json"))  # the folder exists now
+    assert sorted(p.name for p in target.parent.iterdir()) == ["a.json", "b.json"]
