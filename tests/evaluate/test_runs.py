@@ -371,3 +371,26 @@ def test_a_run_file_is_written_into_new_or_existing_nested_folders(tmp_path: Pat
     write_run_file(run, target)
     write_run_file(run, target.with_name("b.json"))  # the folder exists now
     assert sorted(p.name for p in target.parent.iterdir()) == ["a.json", "b.json"]
+
+
+def test_the_figures_by_question_kind_and_the_readers_declines(index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    by_kind = run.by_kind
+    assert list(by_kind) == ["identifier", "paraphrase", "unanswerable"]
+    value_n = {kind: {m: (v["value"], v["n"]) for m, v in figures.items()} for kind, figures in by_kind.items()}
+    # hit (identifier) found at rank 1; lost (paraphrase) matched nothing; gym declined, warranty answered
+    assert value_n == {
+        "identifier": {"ranking hit@5": (1.0, 1), "answer hit@5": (1.0, 1), "ranking mrr@10": (1.0, 1),
+                       "declined": (0.0, 1)},
+        "paraphrase": {"ranking hit@5": (0.0, 1), "answer hit@5": (0.0, 1), "ranking mrr@10": (0.0, 1),
+                       "declined": (1.0, 1)},
+        "unanswerable": {"ranking hit@5": (None, 0), "answer hit@5": (None, 0), "ranking mrr@10": (None, 0),
+                         "declined": (1 / 2, 2)}}
+    for name, hits in (("declined", 0), ("ranking hit@5", 1), ("answer hit@5", 1)):
+        got = by_kind["identifier"][name]
+        assert (got["low"], got["high"]) == wilson_interval(hits, 1), name
+    # the reader found nothing for gym and quoted a sentence for warranty; nothing for a refused one
+    assert run.answer.metrics["reader_declined_unanswerable"]["value"] == 1 / 2
+    refused = Question("none", "the of", False, kind="unanswerable")
+    more = evaluate(Pipeline(index), [*QUESTIONS, refused])
+    assert more.answer.metrics["reader_declined_unanswerable"]["value"] == 2 / 3
