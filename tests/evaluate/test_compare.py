@@ -114,6 +114,20 @@ def test_differences_within_rounding_are_the_same():
     assert (up["direction"], up["verdict"], down["direction"], down["verdict"]) == ("UP", "better", "DOWN", "worse")
 
 
+@pytest.mark.parametrize("metric, b, direction, verdict", [
+    # exactly 1e-12 is still rounding, either way
+    ("ranking ndcg@10", 1e-12, "=", "same"), ("ranking ndcg@10", -1e-12, "=", "same"),
+    ("answer declined_answerable", 1e-12, "=", "same"), ("answer declined_answerable", -1e-12, "=", "same"),
+    # 7.5e-13 is below it: the verdict must not scale the difference
+    ("ranking ndcg@10", 7.5e-13, "=", "same"), ("answer declined_answerable", -7.5e-13, "=", "same"),
+])
+def test_the_rounding_bound_is_exclusive(metric: str, b: float, direction: str, verdict: str):
+    section, name = metric.split(" ")
+    row = rows_by_metric(compare_runs(run({"q1": {section: {name: 0.0}}}),
+                                      run({"q1": {section: {name: b}}})))[metric]
+    assert (row["diff"], row["direction"], row["verdict"]) == (b, direction, verdict)
+
+
 def test_only_shared_questions_and_metrics_are_paired():
     a = run({"q1": {"answer": {"hit@1": 1.0, "only_a": 1.0}}, "q2": {"answer": {"hit@1": 0.0}},
              "gone": {"answer": {"hit@1": 1.0}}})
@@ -135,9 +149,9 @@ def test_a_metric_only_some_questions_have_is_paired_on_those():
     assert (row["n"], row["a"], row["b"], row["improved"]) == (2, 1 / 2, 2 / 2, 1)
 
 
-def test_a_metric_no_shared_question_has_is_left_out():
-    a = run({"q1": {"answer": {"hit@1": 1.0}}, "q2": {"answer": {"answer_visible@5": 1.0}}})
-    b = run({"q1": {"answer": {"hit@1": 1.0, "answer_visible@5": 1.0}}, "q2": {"answer": {}}})
+def test_a_metric_no_shared_question_has_is_left_out_and_the_next_is_compared():
+    a = run({"q1": {"answer": {"answer_visible@5": 1.0, "hit@1": 1.0}}, "q2": {"answer": {"hit@1": 0.0}}})
+    b = run({"q1": {"answer": {"hit@1": 1.0}}, "q2": {"answer": {"answer_visible@5": 1.0}}})
     assert list(rows_by_metric(compare_runs(a, b))) == ["answer hit@1"]
 
 

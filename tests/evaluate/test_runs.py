@@ -1,5 +1,7 @@
 import json
 import math
+from dataclasses import replace
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.evaluate.runs import (_ranking_stage, dense_figures, evaluate, generation_record, interval,
                                     stage_metric_names, write_run_file)
-from glassrag.evaluate.stats import mean_interval
+from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
@@ -256,3 +258,139 @@ def test_a_refused_generation_is_only_counted_as_failed():
     refused = Generation("", "llama", "m", "[1]", (), (), None, None, 12.5, REFUSED)
     assert generation_record(None, refused, [], str.split) == {"text": "", "labels": "[1]", "ms": 12.5,
                                                                "failed": True}
+
+
+REFUSED_Q = Question("stop", "the of", True, answers=QUESTIONS[0].answers)
+
+
+def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_population(index):
+    calls = []
+    started = time.perf_counter()
+    run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q], progress=lambda n, total: calls.append((n, total)))
+    took = time.perf_counter() - started
+    assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    assert 0.0 <= run.seconds <= took + 0.001  # the time of the run, not a clock reading
+    assert run.golden == {"path": "", "split": "all", "questions": 5, "answerable": 3, "unanswerable": 2}
+    assert run.index["path"] == ""
+    stop = run.questions[-1]
+    assert (stop["question"], stop["declined"], stop["cause"], stop["stages"], stop["ranking"]) == (
+        "the of", True, "not retrieved", {}, [])
+    assert stop["reason"] == ("query refused: nothing searchable is left of 'the of' after removing "
+                              "stopwords (english list)")
+    assert stop["metrics"]["answer"]["source_recall@5"] == 0.0
+    hit = run.questions[0]
+    assert hit["metrics"]["answer"]["source_recall@5"] == 1.0 == hit["metrics"]["ranking"]["source_recall@5"]
+    assert len(hit["stages"]["fuse"]["top"]) == 5 < len(hit["ranking"])  # the top k of a longer ranking
+    shown = run.answer.metrics
+    # declined: gym (unanswerable) and lost, stop (answerable); warranty (unanswerable) answered
+    assert (shown["declined_unanswerable"]["value"], shown["declined_unanswerable"]["n"]) == (1 / 2, 2)
+    assert (shown["declined_answerable"]["value"], shown["declined_answerable"]["n"]) == (2 / 3, 3)
+    assert (shown["reader_declined_unanswerable"]["n"], shown["hit@1"]["n"]) == (2, 3)
+
+
+def test_the_summary_names_and_which_of_them_are_zero_or_one(index):
+    run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q])
+    assert sorted(run.ranking.metrics) == ["answer_intact", "hit@1", "hit@10", "hit@5", "mrr@10", "ndcg@10",
+                                           "precision@5", "recall@100", "recall@5", "source_recall@5"]
+    assert sorted(run.answer.metrics) == [
+        "answer_visible@5", "budget_recall", "declined_answerable", "declined_unanswerable", "hit@1", "hit@5",
+        "locator_hit@5", "mrr@5", "ndcg@5", "reader_accuracy", "reader_declined_unanswerable", "recall@5",
+        "source_recall@5"]
+    zero_one = [("ranking", "answer_intact"), ("ranking", "hit@5"), ("answer", "answer_visible@5"),
+                ("answer", "locator_hit@5"), ("answer", "declined_answerable"),
+                ("answer", "declined_unanswerable"), ("answer", "reader_accuracy"), ("answer", "budget_recall"),
+                ("answer", "reader_declined_unanswerable"), ("answer", "hit@1")]
+    for section, name in zero_one:
+        m = getattr(run, section).metrics[name]
+        assert (m["low"], m["high"]) == wilson_interval(round(m["value"] * m["n"]), m["n"]), name
+    graded = run.answer.metrics["mrr@5"]
+    assert (graded["low"], graded["high"]) == (0.0, 1.0)  # a bootstrap of 0s and a 1, not Wilson's
+
+
+def test_a_question_record_field_by_field(index):
+    two = Question("two", "What does E-4107 mean?", True,
+                   answers=(Span("manual", "", SENSOR), Span("notes", "", "quiet hours")))
+    run = evaluate(Pipeline(index), [*QUESTIONS, two])
+    hit, lost, gym, warranty, both = run.questions
+    assert (hit["question"], hit["split"], hit["reason"], hit["answer_docs"]) == (
+        "What does E-4107 mean?", "test", "", ["manual"])
+    assert (hit["in_budget"], hit["reader_correct"], hit["locator_hit"], hit["visible"]) == (True, True, True, True)
+    assert hit["quote"]["found"] and hit["quote"]["text"] == SENSOR and hit["quote"]["chunk_id"] == hit["ranking"][0][0]
+    # RRF, k = 60: first in both bm25 and lsa, 2 / 61, kept to 6 decimals
+    assert hit["ranking"][0][1:] == ["manual", round(2 / 61, 6)]
+    assert all(score == round(score, 6) for _, _, score in hit["ranking"])
+    signals = {"agreement", "bm25_norm", "coverage", "known_share", "term_share", "top:bm25", "top:lsa",
+               "margin", "top:fuse"}
+    assert set(hit["gate_signals"]) == signals
+    assert all("ms" in st and "top" in st for st in hit["stages"].values())
+    assert [hit["stages"][s]["source_recall"] for s in ("bm25", "fuse")] == [1.0, 1.0]
+    # manual is in the top 5, notes is not
+    assert both["stages"]["fuse"]["source_recall"] == 1 / 2 and both["answer_docs"] == ["manual", "notes"]
+    # a stage with nothing is kept when it retrieves, gates or selects
+    assert set(lost["stages"]) == {"bm25", "lsa", "gate", "answer"} and lost["gate_signals"] == {}
+    assert gym["stages"]["bm25"]["source_recall"] == 0.0 and gym["answer_docs"] == []
+    # answered although unanswerable: the reader's quote is not correct, nothing relevant was packed
+    assert warranty["quote"]["found"] and not warranty["reader_correct"] and not warranty["in_budget"]
+    assert (warranty["locator_hit"], warranty["visible"], set(warranty["gate_signals"])) == (None, False, signals)
+
+
+def test_the_gate_summary_ranks_each_signal_by_auroc(index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    # found: hit (answerable, answer in the top k); unanswerable with signals: warranty (gym matched nothing)
+    assert (run.gate["found"], run.gate["unanswerable"]) == (1, 1)
+    assert set(run.gate["params"]) == {"score", "threshold", "rule", "cost", "separable", "auroc"}
+    table = run.gate["signals"]
+    assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 9
+    assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)
+    assert table[0]["auroc"] == 1.0 and table[-1]["auroc"] <= table[0]["auroc"]
+    assert {r["signal"] for r in table} == set(run.questions[0]["gate_signals"])
+
+
+def test_a_generated_answer_is_scored_against_what_it_was_given_and_the_question():
+    given = ({"chunk_id": "c1", "doc_id": "manual", "title": "TX-200 Manual",
+              "label": "TX-200 Manual, § 2.1 Sensor errors", "locators": ["§ 2.1 Sensor errors"], "text": SENSOR},)
+    cited = Generation("E-4107 means the tilt sensor lost calibration [TX-200 Manual, § 2.1 Sensor errors].",
+                       "llama", "m", "titled", given, (), 10, 5, 12.5, "stop")
+    q = Question("q", "What does E-4107 mean?", True, answers=(Span("manual", "", SENSOR),), must_contain=("E-4107",))
+    got = generation_record(q, cited, ["TX-200 Manual", "Travel policy"], str.split)
+    assert {k: got[k] for k in ("failed", "text", "labels", "ms", "tokens")} == {
+        "failed": False, "text": cited.text, "labels": "titled", "ms": 12.5, "tokens": [10, 5]}
+    assert (got["cited"], got["foreign_citations"], got["refused_answerable"], got["contains_answer"]) == (
+        1.0, 0.0, 0.0, 1.0)
+    # without a golden question, the scores that need its labels are left out
+    alone = generation_record(None, cited, ["TX-200 Manual"], str.split)
+    assert "refused_answerable" not in alone and "contains_answer" not in alone and alone["cited"] == 1.0
+    # a title that was not given is a foreign citation
+    foreign = replace(cited, text="E-4107 means the tilt sensor lost calibration [Travel policy].")
+    assert generation_record(q, foreign, ["TX-200 Manual", "Travel policy"], str.split)["foreign_citations"] == 1.0
+
+
+def test_a_run_file_is_written_into_new_or_existing_nested_folders(tmp_path: Path, index):
+    run = evaluate(Pipeline(index), QUESTIONS[:1])
+    target = tmp_path / "runs" / "deep" / "a.json"
+    write_run_file(run, target)
+    write_run_file(run, target.with_name("b.json"))  # the folder exists now
+    assert sorted(p.name for p in target.parent.iterdir()) == ["a.json", "b.json"]
+
+
+def test_the_figures_by_question_kind_and_the_readers_declines(index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    by_kind = run.by_kind
+    assert list(by_kind) == ["identifier", "paraphrase", "unanswerable"]
+    value_n = {kind: {m: (v["value"], v["n"]) for m, v in figures.items()} for kind, figures in by_kind.items()}
+    # hit (identifier) found at rank 1; lost (paraphrase) matched nothing; gym declined, warranty answered
+    assert value_n == {
+        "identifier": {"ranking hit@5": (1.0, 1), "answer hit@5": (1.0, 1), "ranking mrr@10": (1.0, 1),
+                       "declined": (0.0, 1)},
+        "paraphrase": {"ranking hit@5": (0.0, 1), "answer hit@5": (0.0, 1), "ranking mrr@10": (0.0, 1),
+                       "declined": (1.0, 1)},
+        "unanswerable": {"ranking hit@5": (None, 0), "answer hit@5": (None, 0), "ranking mrr@10": (None, 0),
+                         "declined": (1 / 2, 2)}}
+    for name, hits in (("declined", 0), ("ranking hit@5", 1), ("answer hit@5", 1)):
+        got = by_kind["identifier"][name]
+        assert (got["low"], got["high"]) == wilson_interval(hits, 1), name
+    # the reader found nothing for gym and quoted a sentence for warranty; nothing for a refused one
+    assert run.answer.metrics["reader_declined_unanswerable"]["value"] == 1 / 2
+    refused = Question("none", "the of", False, kind="unanswerable")
+    more = evaluate(Pipeline(index), [*QUESTIONS, refused])
+    assert more.answer.metrics["reader_declined_unanswerable"]["value"] == 2 / 3
