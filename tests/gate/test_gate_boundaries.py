@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from glassrag.gate.calibrate import MIN_PER_CLASS, auroc, calibrate, choose, objective, sweep
+from glassrag.gate.calibrate import MIN_PER_CLASS, auroc, beats, calibrate, candidate, choose, objective, sweep
 from glassrag.gate.threshold import Gate, changed
 
 CAL = {"score": {"kind": "signal", "name": "s"}, "threshold": 0.25, "rule": "cost", "cost": 5.0,
@@ -129,6 +129,36 @@ def test_candidates_tie_on_cost_then_the_higher_auroc_wins():
     assert hi["objective"] == lo["objective"] == 1 / 4
     assert hi["auroc"] == 1 - 1 / 16 and lo["auroc"] == 1 - 4 / 16  # pairs it ranks wrongly
     assert cal["score"]["name"] == "hi"
+
+
+def test_the_combination_must_do_better_at_the_threshold_not_only_rank_better():
+    """`beats`: a lower objective wins whatever the AUROC; a higher AUROC wins only on an
+    equal objective (the combination is chosen only when it beats every single signal)."""
+    def c(objective, auroc):
+        return {"objective": objective, "auroc": auroc}
+
+    assert beats(c(0.2, 0.6), c(0.3, 0.9))
+    assert not beats(c(0.3, 0.9), c(0.2, 0.6))  # ranks better, costs more: not chosen
+    assert beats(c(0.2, 0.9), c(0.2, 0.8)) and not beats(c(0.2, 0.8), c(0.2, 0.9))
+    assert not beats(c(0.2, 0.8), c(0.2, 0.8))
+
+
+def test_a_candidate_at_cost_c_and_under_keep95():
+    """Two unanswerable questions (3.5, 3.6) score above the lowest answer (3.0): declining
+    both loses that answer. At t = 2 every answer is kept and half the unanswerable declined;
+    at t = 3.8 one answer in four is lost and every unanswerable declined."""
+    pos, neg = [3.0, 4.0, 5.0, 6.0], [0.0, 1.0, 3.5, 3.6]
+    at5 = candidate("s", pos, neg, "cost", 5.0, False)  # 5 · 0 + 1/2 against 5 · 1/4 + 0
+    assert (at5["kept"], at5["declined"], at5["objective"]) == (1.0, 0.5, 0.5)
+    assert at5["auroc"] == 1 - 2 / 16 and not at5["fitted"]
+    at1 = candidate("s", pos, neg, "balanced", 5.0, False)  # c = 1: 1/2 against 1/4
+    assert (at1["kept"], at1["declined"], at1["objective"]) == (0.75, 1.0, 0.25)
+    keep = candidate("s", pos, neg, "keep95", 5.0, True)  # the highest t keeping every answer: 2
+    assert (keep["kept"], keep["declined"], keep["objective"]) == (1.0, 0.5, 0.5) and keep["fitted"]
+    # four unanswerable between the lowest answer and the next: at c = 2 losing it is worth
+    # declining them (2 · 1/4 + 0 against 0 + 4/5), and the objective weighs the loss by c
+    at2 = candidate("s", pos, [0.0, 3.1, 3.2, 3.3, 3.4], "cost", 2.0, False)
+    assert (at2["kept"], at2["declined"], at2["objective"]) == (0.75, 1.0, 0.5)
 
 
 @pytest.mark.parametrize("n,tail", [(4, ""), (5, "; and 1 more")])

@@ -153,6 +153,12 @@ def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, 
             "declined": chosen["unanswerable_declined"]}
 
 
+def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Candidate `a` does better than `b` where the gate operates: a lower objective at the
+    rule's threshold, or the same objective with a higher AUROC."""
+    return a["objective"] < b["objective"] or (a["objective"] == b["objective"] and a["auroc"] > b["auroc"])
+
+
 def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
               cost: float, source: str) -> dict[str, Any]:
     """Choose the gate's score and threshold from each train question's signals.
@@ -184,9 +190,7 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
         scores["combined"] = combined_oof(answerable, unanswerable, names)
         combo = candidate("combined", *scores["combined"], rule, cost, True)
         table.append(combo)
-        if all(combo["objective"] < r["objective"] or (combo["objective"] == r["objective"]
-                                                        and combo["auroc"] > r["auroc"])
-               for r in table[:-1]):
+        if all(beats(combo, r) for r in table[:-1]):
             best = combo
             score = fit_combined(answerable, unanswerable, names)
     table.sort(key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
