@@ -32,6 +32,15 @@ def document_of(row: tuple) -> Document:
                     metadata, content_hash)
 
 
+def streamed(conn: Any, name: str, sql: str, batch: int) -> Iterator[tuple]:
+    """The rows of `sql` through a server-side cursor `name`, `batch` rows a round trip (a
+    whole-table pass never holds the table in memory)."""
+    with conn.transaction(), conn.cursor(name=name) as cur:
+        cur.itersize = batch
+        cur.execute(sql)
+        yield from cur
+
+
 class PgChunks(ChunkRows):
     """The chunks of a PostgreSQL index, in index order. `pg` is the store that read them
     (the pg-* retrievers search through it)."""
@@ -56,11 +65,8 @@ class PgChunks(ChunkRows):
         return chunk_of(row)
 
     def __iter__(self) -> Iterator[Chunk]:
-        with self.conn.transaction(), self.conn.cursor(name="glassrag_chunks") as cur:
-            cur.itersize = 5000
-            cur.execute(f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} ORDER BY {ORDER}")
-            for row in cur:
-                yield chunk_of(row)
+        sql = f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} ORDER BY {ORDER}"
+        return map(chunk_of, streamed(self.conn, "glassrag_chunks", sql, 5000))
 
     def row_of_key(self) -> dict[int, int]:
         """chunk key -> its row in index order."""
@@ -95,9 +101,6 @@ class PgDocuments(StreamedDocuments):
         return document_of(row)
 
     def _stream(self) -> Iterator[Document]:
-        with self.conn.transaction(), self.conn.cursor(name="glassrag_documents") as cur:
-            cur.itersize = 2000
-            cur.execute(f'SELECT {DOC_COLUMNS} FROM {self.loc.table("documents")} ORDER BY id COLLATE "C"')
-            for row in cur:
-                yield document_of(row)
+        sql = f'SELECT {DOC_COLUMNS} FROM {self.loc.table("documents")} ORDER BY id COLLATE "C"'
+        return map(document_of, streamed(self.conn, "glassrag_documents", sql, 2000))
 
