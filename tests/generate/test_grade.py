@@ -115,6 +115,13 @@ def test_labels_and_context_expansion():
     assert "[Document 1]\nCoverage text." in sent[1]["content"] and "Not in the documents." in sent[0]["content"]
 
 
+
+def test_a_citation_is_at_most_200_characters_inside_one_pair_of_brackets():
+    assert citations("[" + "a" * 200 + "] (" + "b" * 200 + ")") == ["a" * 200, "b" * 200]
+    assert citations("[" + "a" * 201 + "] (" + "b" * 201 + ")") == []
+    assert citations("[] () [a(b]c)") == []  # empty, or a bracket of the other kind inside
+
+
 # the rules one by one (each test below fails if its rule is turned around) ----------------
 
 PASSAGES = [Given("c1", "warranty", "Warranty", "Passage 1", ("§ 2 Coverage",), WARRANTY.text),
