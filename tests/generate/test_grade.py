@@ -1,6 +1,7 @@
 """The scores of a generated answer, on hand-made answers whose counts are known."""
 
-from glassrag.evaluate.grade import citations, grade, judge_citation, leaked, refusal, wording_share
+from glassrag.evaluate.grade import (bigrams, citations, contains_answer, grade, judge_citation, leaked, refusal,
+                                      wording_share)
 from glassrag.generate.prompt import Given, given, label, messages
 from glassrag.lexical.analyze import Analyzer
 from glassrag.schema import Chunk
@@ -112,3 +113,143 @@ def test_labels_and_context_expansion():
     assert plain[0].text == "Coverage text." and plain[0].label == "Document 1"
     sent = messages("How long?", plain)
     assert "[Document 1]\nCoverage text." in sent[1]["content"] and "Not in the documents." in sent[0]["content"]
+
+
+
+def test_a_citation_is_at_most_200_characters_inside_one_pair_of_brackets():
+    assert citations("[" + "a" * 200 + "] (" + "b" * 200 + ")") == ["a" * 200, "b" * 200]
+    assert citations("[" + "a" * 201 + "] (" + "b" * 201 + ")") == []
+    assert citations("[] () [a(b]c)") == []  # empty, or a bracket of the other kind inside
+
+
+# the rules one by one (each test below fails if its rule is turned around) ----------------
+
+PASSAGES = [Given("c1", "warranty", "Warranty", "Passage 1", ("§ 2 Coverage",), WARRANTY.text),
+            Given("c2", "returns", "Returns policy 2025", "Passage 2", ("§ Refunds",), RETURNS.text)]
+
+
+def test_a_bare_number_names_a_passage_only_when_the_labels_are_numbered():
+    # labels "Document N" or "Passage N": a number from 1 to len(given) = 2 is a passage given
+    for numbered in (NUMBERED, PASSAGES):
+        assert [judge_citation(n, numbered, TITLES) for n in ("0", "1", "2", "3")] == [
+            "foreign", "given", "given", "foreign"]
+    assert judge_citation("Passage 1", PASSAGES, TITLES) == "given"
+    assert judge_citation("Passage 3", PASSAGES, TITLES) == "foreign"
+    # the prefixes NUMBERED allows, a '#', and lists or ranges (the first number decides)
+    for span in ("doc. 2", "Source #2", "context 2", "ref 2", "reference 2", "2, 3", "2; 3", "2–3", "2-3"):
+        assert judge_citation(span, NUMBERED, TITLES) == "given", span
+    assert judge_citation("Document 1, 5", NUMBERED, TITLES) == "given"
+    assert judge_citation("3, 1", NUMBERED, TITLES) == "foreign"
+    # with title labels a bare number names nothing, a number with a word names a label not given
+    assert judge_citation("1", GIVEN, TITLES) == "none"
+    assert judge_citation("1, 2", GIVEN, TITLES) == "none"
+    assert judge_citation("Doc 1", GIVEN, TITLES) == "foreign"
+    # not NUMBERED: a word after the number, or a word that is not a label's
+    assert judge_citation("Chapter 2", NUMBERED, TITLES) == "none"
+    assert judge_citation("2 V", NUMBERED, TITLES) == "none"
+
+
+def test_a_title_with_a_locator_must_match_one_of_the_passage_locators():
+    # what is left after the title (", § 2" → "§ 2", stripped of " ,;:-–—") is inside the
+    # locator "§ 2 Coverage": given; a locator that only starts like one given is not
+    assert judge_citation("Warranty, § 2", GIVEN, TITLES) == "given"
+    assert judge_citation("Warranty — § 3 Claims", GIVEN, TITLES) == "given"
+    assert judge_citation("Warranty: § 2 Coverage and exclusions", GIVEN, TITLES) == "given"  # a locator given inside
+    assert judge_citation("Warranty, § 23", GIVEN, TITLES) == "foreign"
+    # words after the title that hold no locator: the document given is what is named
+    assert judge_citation("Warranty, terms", GIVEN, TITLES) == "given"
+    assert judge_citation("see Warranty", GIVEN, TITLES) == "given"
+    # two documents given named at once: each title is removed, their locators pooled
+    assert judge_citation("Warranty; Returns policy 2025, § Refunds", GIVEN, TITLES) == "given"
+    assert judge_citation("Warranty; Returns policy 2025, page 9", GIVEN, TITLES) == "foreign"
+
+
+def test_locators_of_every_kind_make_an_unknown_title_a_citation():
+    for locator in ("page 12", "p. 12", "pp. 3-4", "slide 2", "sheet Prices", "line 4", "lines 4-9", "§ 4", "§4"):
+        assert judge_citation(f"User Manual, {locator}", GIVEN, TITLES) == "foreign", locator
+    # a locator alone, or beside fewer than three letters, names no document
+    assert judge_citation("page 12", GIVEN, TITLES) == "none"
+    assert judge_citation("ab, page 12", GIVEN, TITLES) == "none"
+    assert judge_citation("abc, page 12", GIVEN, TITLES) == "foreign"
+    # a title of the index not given is foreign even without a locator; an empty title is no title
+    assert judge_citation("the price list", GIVEN, TITLES) == "foreign"
+    assert judge_citation("nothing known", GIVEN, ["", "Price list"]) == "none"
+
+
+def test_a_label_given_in_full_is_given():
+    assert judge_citation("  returns POLICY 2025,  § refunds ", GIVEN, TITLES) == "given"  # spaces and case
+    assert judge_citation("Passage 2", PASSAGES, []) == "given"
+
+
+def test_leaked_tags_in_parentheses_after_brackets_and_at_a_line_start():
+    assert leaked("30 days (Document 2).") == ["(Document 2)"]
+    assert leaked("30 days (2).") == ["(2)"]
+    assert leaked("30 days (12 V).") == []
+    # a bare label is found after a bracket too: the bracket is cut out as a space
+    assert leaked("30 days [Returns policy 2025]Passage 2 says so.") == ["Passage 2"]
+    assert leaked("See document #2 and source 1; a context of 3 days.") == ["document #2", "source 1"]
+    assert leaked("<s>30 days.</s>") == ["<s>", "</s>"]
+    assert leaked("<|im_start|>assistant\n30 days.") == ["<|im_start|>"]
+    assert leaked("30 days.\n  Answer: 30 days.\nUser : thanks") == ["Answer:", "User :"]
+    assert leaked("The answer: 30 days.") == []  # scaffolding only at the start of a line
+    # bracketed labels, then bare ones, then template tokens and scaffolding in the order of the text
+    assert leaked("Context: Passage 1 [2] <|end|>") == ["[2]", "Passage 1", "Context:", "<|end|>"]
+
+
+def test_refusal_hedges_one_by_one():
+    assert refusal("The answer is: Not in the documents. Sorry.") == "refused"  # the form inside
+    assert refusal("NOT IN THE  DOCUMENTS") == "refused"
+    assert refusal("Not in the document.") == "answered"  # not the stated form, and no hedge
+    for hedge in ("I do not know.", "I don't know.", "I cannot find it.", "We cannot answer that.",
+                  "I cannot determine it.", "I can't find it.", "I can't answer.", "There is no information.",
+                  "It is not mentioned.", "Not provided.", "Not specified.", "Not stated.", "Not included.",
+                  "Not available.", "The text does not contain it.", "They do not mention it.",
+                  "It does not say.", "It does not provide one.", "It does not specify.",
+                  "It does not include one.", "I am unable to find it.", "Unable to answer."):
+        assert refusal(hedge) == "hedged", hedge
+    assert refusal("Unknowingly covered for 24 months.") == "answered"
+
+
+def test_bigrams_of_two_or_more_tokens_and_single_tokens_alone():
+    assert bigrams([]) == set()
+    assert bigrams(["a"]) == {("a",)}
+    assert bigrams(["a", "b"]) == {("a", "b")}
+    assert bigrams(["a", "b", "c", "a", "b"]) == {("a", "b"), ("b", "c"), ("c", "a")}
+
+
+def test_wording_share_of_a_one_word_answer_and_across_passages():
+    # one content word: its unigram is compared with the passages' words
+    assert wording_share("Covered.", GIVEN, analyze) == 1.0
+    assert wording_share("Purple.", GIVEN, analyze) == 0.0
+    # the passages are joined by a line break, so the last word of one and the first of the next
+    # make a bigram: 12 months | Unused items → (12 month) (month unus) (unus item), all found
+    assert analyze("12 months, unused items.") == ["12", "month", "unus", "item"]
+    assert wording_share("12 months, unused items.", GIVEN, analyze) == 1.0
+    # one of three found: (cover 30) no, (30 day) yes, (day purpl) no
+    assert wording_share("Covered 30 days purple.", GIVEN, analyze) == 1 / 3
+
+
+def test_contains_answer_every_string_in_any_case_and_spacing():
+    assert contains_answer("Covered for 24  MONTHS.", ["24 months", "covered"]) is True
+    assert contains_answer("Covered for 24 months.", ["24 months", "12 months"]) is False
+    assert contains_answer("Covered for 24 months.", []) is None
+
+
+def test_grade_the_whole_record_of_an_answer():
+    text = "Covered for 24 months [Warranty, § 2 Coverage] [Price list] (12 V)."
+    assert grade(text, GIVEN, TITLES, analyze) == {
+        "foreign_citations": 1.0, "leaked_tags": 0.0, "cited": 1.0, "hedged": 0.0,
+        "wording_share": 1.0,  # (cover 24) (24 month); "12 V" is cut out as a bracket
+        "refusal": "answered",
+        "found": {"foreign": ["Price list"], "tags": [], "citations": ["Warranty, § 2 Coverage", "Price list"]}}
+    hedged = grade("The passages do not mention it [Document 4].", NUMBERED, TITLES, analyze, answerable=True)
+    assert hedged == {
+        "foreign_citations": 1.0, "leaked_tags": 1.0, "cited": 0.0, "hedged": 1.0, "wording_share": None,
+        "refusal": "hedged", "refused_answerable": 0.0, "contains_answer": None,
+        "found": {"foreign": ["Document 4"], "tags": ["[Document 4]"], "citations": ["Document 4"]}}
+    refused = grade("Not in the documents.", GIVEN, TITLES, analyze, answerable=True, must_contain=["24 months"])
+    assert refused["refused_answerable"] == 1.0 and refused["contains_answer"] == 0.0
+    assert refused["hedged"] == 0.0 and refused["refusal"] == "refused" and refused["wording_share"] is None
+    answered = grade("24 months.", GIVEN, TITLES, analyze, answerable=False)
+    assert answered["refused_unanswerable"] == 0.0 and "refused_answerable" not in answered
+    assert "contains_answer" not in answered
