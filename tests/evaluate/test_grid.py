@@ -71,8 +71,8 @@ def test_to_dict():
 def test_a_point_is_named_by_its_keys_and_values_in_a_file_name_safe_way():
     assert point_name({"bm25.k1": 0.6, "bm25.b": 0.3}) == "k1-0.6_b-0.3"
     assert point_name({"fuse.k": 60}) == "k-60"
-    # a list's values are joined by "+", which the file-name filter below then drops
-    assert point_name({"retrieve.retrievers": ["bm25", "lsa"]}) == "retrievers-bm25lsa"
+    # a list's values are joined by "-" (a "+" would be dropped by the file-name filter)
+    assert point_name({"retrieve.retrievers": ["bm25", "lsa"]}) == "retrievers-bm25-lsa"
     assert point_name({"mmr.relevance": None}) == "relevance-off"
     assert point_name({"gate.enabled": False}) == "enabled-false"
     assert point_name({"chunk.chunker": "heading"}) == "chunker-heading"  # no quotes
@@ -81,7 +81,7 @@ def test_a_point_is_named_by_its_keys_and_values_in_a_file_name_safe_way():
     assert point_name({}) == ""
     # cut at 100 characters: "retrievers-" (11) + 30 × "bm25" (120, the "+"s dropped)
     long = point_name({"retrieve.retrievers": ["bm25"] * 30})
-    assert long == ("retrievers-" + "bm25" * 30)[:100] and len(long) == 100
+    assert long == ("retrievers-" + "-".join(["bm25"] * 30))[:100] and len(long) == 100
 
 
 # one setting from the command line -----------------------------------------------------------

@@ -65,14 +65,15 @@ class Grid:
 
 
 def point_name(point: Point) -> str:
-    """bm25.k1=0.6, bm25.b=0.3 → "k1-0.6_b-0.3" (the setting's key; file-name safe)."""
+    """bm25.k1=0.6, bm25.b=0.3 → "k1-0.6_b-0.3" (the setting's key; file-name safe, and a run
+    name the web app accepts: web/catalog.RUN_NAME)."""
     parts = [f"{name.split('.', 1)[1]}-{_plain(value)}" for name, value in point.items()]
     return re.sub(r"[^A-Za-z0-9._-]", "", "_".join(parts))[:100]
 
 
 def _plain(value: Any) -> str:
-    if isinstance(value, list):
-        return "+".join(map(str, value))
+    if isinstance(value, list):  # ["bm25", "lsa"] → "bm25-lsa" ("+" is no file-name character here)
+        return "-".join(map(str, value))
     if value is None:
         return "off"
     return toml_text(value).strip('"')
