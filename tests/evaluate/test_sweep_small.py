@@ -147,8 +147,10 @@ def test_sweep_errors_name_the_problem(handbook, tmp_path):
         run_sweep(folder, write_golden(tmp_path / "train.jsonl", GOLDEN[:7]), from_flags(["bm25.k1=1.5"]),
                   split="test")
     assert err.value.hint == "sweep another --split"
-    with pytest.raises(ConfigError, match="the sweep does not generate answers"):
+    with pytest.raises(ConfigError) as err:
         run_sweep(folder, golden, Grid(listed=(("plain", {}), ("gen", {"generate.enabled": True}))))
+    assert (err.value.problem, err.value.hint) == ("the sweep does not generate answers",
+                                                   "leave [generate] enabled off for a sweep")
     calls = []
     with pytest.raises(ConfigError, match="unknown metric 'ranking nope'") as err:
         run_sweep(folder, golden, from_flags(["bm25.k1=0.9,1.5"]), metric="ranking nope",
