@@ -14,6 +14,7 @@ The handbook's chunks, in index order: manual 0 title, 1 Setup, 2 Error codes,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,8 @@ from glassrag.rerank.features import FEATURES
 from glassrag.rerank.learned import train
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
+
+from tests.conftest import write_corpus
 
 SENSOR = "§ 2.1 Sensor errors"
 
@@ -77,7 +80,8 @@ LEARNED = bm25_only("learned")
 
 @pytest.fixture
 def handbook(corpus: Path) -> Index:
-    built, report = build_index([corpus], bm25_only())
+    # its own settings ask for the untrained reranker: a pipeline must be given settings
+    built, report = build_index([corpus], LEARNED)
     assert not report.failed and len(built.chunks) == 11
     return built
 
@@ -125,6 +129,35 @@ def test_rows_are_made_with_the_cache_given(handbook):
     assert len(cache) > 0
 
 
+def declining(index: Index) -> Index:
+    """The index with a gate that declines every question (a threshold no score reaches),
+    calibrated for the settings of the stages before the reranker."""
+    gate, reader = calibrate_index(index, bm25_only(), TRAIN, "cost", "hand.jsonl")
+    gate.update({"separable": True, "threshold": 1e9, "score": {"kind": "signal", "name": "top:bm25"}})
+    return replace(index, extra={**index.extra, "gate": gate, "reader": reader})
+
+
+@pytest.mark.parametrize("settings, gated", [({"mmr": {"relevance": 0.5}}, False),
+                                             ({"cap": {"per_document": 1}}, False),
+                                             ({}, True)])
+def test_the_stages_after_the_ranking_are_not_run(handbook, settings, gated):
+    """MMR, the cap and the gate change nothing the rows read, so they are switched off: the
+    stage cache holds what the stages before the reranker leave, and a gate that would
+    decline every question declines none."""
+    plain = StageCache("hand")  # what the stages before the reranker leave, run directly
+    before = Pipeline(handbook, bm25_only(gate={"enabled": False, "cost": 3.0}), plain)
+    for q in TRAIN:
+        if q.id != "stop":  # refused
+            before.run(q.question)
+    expected = reranker_rows(handbook, bm25_only(), TRAIN, "hand.jsonl")
+    index = declining(handbook) if gated else handbook
+    assert Pipeline(index, bm25_only()).run("battery below ten percent").declined is gated
+    cache = StageCache("hand")
+    x, y, n = reranker_rows(index, bm25_only("learned", **settings), TRAIN, "hand.jsonl", cache=cache)
+    assert cache.counts()["stored"] == plain.counts()["stored"]
+    assert (x.tolist(), y.tolist(), n) == (expected[0].tolist(), expected[1].tolist(), expected[2])
+
+
 def test_no_train_question_is_an_error_that_names_the_golden_set(handbook):
     with pytest.raises(ConfigError) as info:
         reranker_rows(handbook, LEARNED, TEST, "hand.jsonl")
@@ -166,6 +199,39 @@ def test_train_reranker_fits_the_rows_of_the_train_split(handbook):
     assert model == reranker_model(x, y, 8, LEARNED, "hand.jsonl")
     assert (model["rows"], model["positives"], model["pool"], model["questions"]) == (8, 3, 2, 8)
     assert calls == [(i, 8) for i in range(1, 9)] and len(cache) > 0
+
+
+def test_with_two_retrievers_the_rows_come_from_the_fused_ranking(handbook):
+    # "sensor power errors": BM25 ranks 3, 4, 2, 7 and LSA 3, 4, 2 first too, then chunk 5
+    # before 7. RRF: 3, 4, 2 first in both; 7 in both lists (1/64 + 1/(60 + r)) outranks 5, in
+    # LSA's alone (1/64). The fused four are 3, 4, 2, 7; LSA's four hold no scanner chunk
+    config = bm25_only("learned", pool=4, retrieve={"retrievers": ["bm25", "lsa"]}, fuse={"method": "rrf"})
+    answer = Pipeline(handbook, bm25_only(pool=4, retrieve={"retrievers": ["bm25", "lsa"]},
+                                          fuse={"method": "rrf"})).run("sensor power errors")
+    assert [h.chunk_id for h in answer.stage("fuse").hits[:4]] == [row(handbook, n) for n in (3, 4, 2, 7)]
+    assert row(handbook, 7) not in [h.chunk_id for h in answer.stage("lsa").hits[:4]]
+    x, y, n = reranker_rows(handbook, config, [Q("scanner", "sensor power errors", Span("scanner", "§ 1. Errors"))],
+                            "hand.jsonl")
+    assert y.tolist() == [0, 0, 0, 1]
+
+
+def test_a_superseded_document_s_rows_come_after_the_current_one_s(tmp_path):
+    docs = write_corpus(tmp_path / "policy", {
+        "old.md": "---\ntitle: Policy 2023\n---\n# Allowance\n\nThe daily allowance per day is EUR 40 per day.\n",
+        "new.md": "---\ntitle: Policy 2025\nsupersedes: old\n---\n# Allowance\n\nThe allowance is EUR 45.\n"})
+    index, _ = build_index([docs], LEARNED)
+    question = Q("allowance", "daily allowance per day", Span("new"))
+    answer = Pipeline(index, bm25_only()).run(question.question)
+    assert [index.chunk(h.chunk_id).doc_id for h in answer.stage("bm25").hits] == ["old", "new"]
+    # "versions" demotes the old policy below the current one: rows new, old labelled 1, 0
+    x, y, n = reranker_rows(index, LEARNED, [question, Q("old", question.question, Span("old"))], "hand.jsonl")
+    assert y.tolist() == [1, 0, 0, 1]
+
+
+def test_train_reranker_names_the_golden_set_in_its_errors(handbook):
+    with pytest.raises(ConfigError) as info:
+        train_reranker(handbook, LEARNED, TEST, "hand.jsonl")
+    assert info.value.problem == "hand.jsonl has no train questions"
 
 
 # ----------------------------------------------------------------------------- gate_rows
@@ -251,6 +317,21 @@ def test_calibrate_index_takes_the_cost_given_over_the_configured_one(handbook):
     assert gate["cost"] == 2.0
     balanced, _ = calibrate_index(handbook, bm25_only(), TRAIN, "balanced", "hand.jsonl")
     assert balanced["rule"] == "balanced"
+
+
+def test_the_gate_being_calibrated_does_not_decline(handbook):
+    """The pass reads every question's signals and quote with the gate off, whatever the
+    index's calibration would decline."""
+    config = bm25_only()
+    assert Pipeline(declining(handbook), config).run("battery below ten percent").declined
+    assert calibrate_index(declining(handbook), config, TRAIN, "cost", "hand.jsonl") == \
+        calibrate_index(handbook, config, TRAIN, "cost", "hand.jsonl")
+
+
+def test_the_gate_s_errors_name_the_golden_set_and_split(handbook):
+    with pytest.raises(ConfigError) as info:
+        calibrate_index(handbook, bm25_only(), TRAIN[:4], "cost", "hand.jsonl")  # no unanswerable match
+    assert info.value.problem.startswith("hand.jsonl (train split) has no unanswerable questions in this split")
 
 
 def test_calibrate_index_reads_the_train_split_only(handbook):

@@ -21,7 +21,6 @@ from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.evaluate.variants import (Variant, build_variant, calibrated, fingerprint, source_roots,
                                         variant_for)
 from glassrag.indexer import build_index
-from glassrag.pipeline import Pipeline
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store import EmbeddedStore
 from glassrag.store.base import Index
