@@ -16,15 +16,17 @@ from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.remember import (Remembered, RememberedChunks, RememberedJudgement, RememberingAnalyzer,
                                         RememberingIndex, RememberingJudge)
 from glassrag.lexical.analyze import Analyzer
+from glassrag.rerank.features import FeatureMaker
 from glassrag.store.base import Index
 
 
 class Rows(Sequence[Any]):
-    """A list that records every row read by index."""
+    """A list that records every row read by index, and every pass over it."""
 
     def __init__(self, items: Sequence[Any], **attributes: Any) -> None:
         self.items = list(items)
         self.reads: list[int] = []
+        self.passes = 0
         self.__dict__.update(attributes)
 
     def __len__(self) -> int:
@@ -35,6 +37,7 @@ class Rows(Sequence[Any]):
         return self.items[i]
 
     def __iter__(self) -> Iterator[Any]:
+        self.passes += 1
         return iter(self.items)
 
 
@@ -185,6 +188,24 @@ def test_a_copy_shares_what_the_index_remembers(index):
     assert copy.chunks.by_id == {cid: index.chunks[2]}
     assert copy.feature_facts is kept.feature_facts
     assert copy.analyzer("tilt sensors") == Analyzer(**index.analyzer.params())("tilt sensors")
+
+
+def test_a_copy_finds_a_chunk_read_before_by_its_id_without_a_pass_over_the_table(index):
+    table = Rows(index.chunks)  # a plain list: its position map is made by a pass over it
+    kept = remembering(index, table, index.documents)
+    cid = index.chunks[5].id
+    assert kept.chunk(cid) is table.items[5] and table.passes == 1
+    copy = replace(kept, extra={"gate": {}})
+    assert copy.chunk(cid) is table.items[5]
+    assert (table.passes, table.reads) == (1, [5])
+
+
+def test_the_reranker_s_per_chunk_facts_are_kept_for_every_pipeline(index):
+    kept = remembering(index, index.chunks, index.documents)
+    assert kept.feature_facts == {} and kept.feature_facts is kept.chunks.feature_facts
+    first = FeatureMaker(kept, None).chunk_facts(3)
+    assert kept.chunks.feature_facts == {3: first}
+    assert FeatureMaker(replace(kept), None).chunk_facts(3) is first
 
 
 def test_an_index_without_lsa_gets_the_remembering_analyzer_too(index):
