@@ -269,8 +269,15 @@ def test_sweep_json_holds_each_configuration_the_choice_and_the_test(handbook):
     for key in ("indexes_seconds", "calibration_seconds", "evaluation_seconds"):
         assert data["timing"][key] == round(sweep.timing[key], 3)
     assert data["provenance"]["seeds"] == {"lsa.seed": 0, "generate.seed": CONFIG.generate.seed}
-    sweep.seconds, sweep.uncached_seconds = 2.0004, 3.0
-    assert (sweep.to_dict()["timing"]["seconds"], sweep.to_dict()["timing"]["speedup"]) == (2.0, 1.5)
+    # every time to 3 decimals (the speed-up to 2), whatever the digits after
+    sweep.seconds, sweep.uncached_seconds = 2.0004, 3.0107
+    sweep.timing.update(indexes_seconds=0.12345, calibration_seconds=0.00049, evaluation_seconds=1.99951)
+    sweep.configs[0].seconds = 0.98765
+    again = sweep.to_dict()
+    assert again["timing"] == {"seconds": 2.0, "indexes_seconds": 0.123, "calibration_seconds": 0.0,
+                               "evaluation_seconds": 2.0, "uncached_seconds": 3.011, "speedup": 1.51,
+                               "cache": sweep.cache_counts()}
+    assert again["configs"][0]["seconds"] == 0.988
 
 
 def test_write_sweep_writes_a_run_per_configuration_and_replaces_an_earlier_sweep_whole(handbook, tmp_path):
