@@ -57,13 +57,29 @@ bench-check: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python scripts/bench_check.py $(BENCH_CHECK_FLAGS)
 
 # mutation testing (mutmut) of the packages docs/testing.md reports on, each with its own
-# tests, in copies under /tmp/glassrag-mutation; slow: tens of minutes on 2 cores
+# in-process tests, in copies under /tmp/glassrag-mutation (docs/testing.md: the commands and
+# what each run left); slow: an hour or more on 2 cores. runs.py's generation branch is checked
+# against tests/evaluate/test_runs_generation.py by mutant name (docs/testing.md), since every
+# mutant of evaluate() would otherwise run the bundled generator
 mutation: $(FULL)
 	$(BIN)/python -m pip install --quiet "mutmut>=3.8.1"
 	scripts/mutation.sh fuse
 	scripts/mutation.sh gate
-	scripts/mutation.sh evaluate diagnose.py metrics.py stats.py relevance.py
-	scripts/mutation.sh lexical analyze.py bm25.py
+	scripts/mutation.sh lexical analyze.py bm25.py stopwords.py
+	M=scripts/mutation.sh T=tests/evaluate/test_; \
+	MUTATION_NAME=core MUTATION_TESTS="$${T}diagnose.py $${T}metrics.py $${T}stats.py $${T}relevance.py" \
+		$$M evaluate diagnose.py metrics.py stats.py relevance.py && \
+	MUTATION_NAME=golden MUTATION_TESTS="$${T}golden.py $${T}golden_properties.py $${T}line_locators.py" \
+		$$M evaluate golden.py && \
+	MUTATION_NAME=ct MUTATION_TESTS="$${T}compare.py $${T}trec.py" $$M evaluate compare.py trec.py && \
+	MUTATION_NAME=runs MUTATION_TESTS="$${T}runs.py $${T}line_locators.py $${T}beir_trec.py" \
+		$$M evaluate runs.py && \
+	MUTATION_NAME=beir MUTATION_TESTS="$${T}beir.py" $$M evaluate beir.py && \
+	MUTATION_NAME=grade MUTATION_TESTS="tests/generate/test_grade.py" $$M evaluate grade.py && \
+	MUTATION_NAME=grid MUTATION_TESTS="$${T}grid.py" $$M evaluate grid.py && \
+	MUTATION_NAME=tvr MUTATION_TESTS="$${T}tune.py $${T}tune_rows.py tests/rerank/test_learned.py $${T}variants.py $${T}remember.py" \
+		$$M evaluate tune.py variants.py remember.py && \
+	MUTATION_NAME=sweep MUTATION_TESTS="$${T}sweep_small.py" $$M evaluate sweep.py
 
 clean:
 	rm -rf $(VENV) .glassrag .pytest_cache
