@@ -1,5 +1,6 @@
 import json
 import math
+import re
 from dataclasses import replace
 import time
 from pathlib import Path
@@ -65,6 +66,21 @@ def test_a_run_records_where_it_came_from(index):
     assert made["packages"]["glassrag"] == __version__
     assert made["seeds"] == {"lsa.seed": index.config.lsa.seed, "generate.seed": 0}
     assert made["machine"]["cpus"] >= 1 and made["code_version"] == run.code_version
+
+
+def test_a_run_records_its_versions_time_index_and_settings(index):
+    from glassrag import __version__
+    from glassrag.provenance import code_version
+
+    config = index.config.with_overrides(answer={"k": 3})
+    run = evaluate(Pipeline(index, config), QUESTIONS[:1], index_path="idx")
+    assert (run.glassrag_version, run.code_version) == (__version__, code_version())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}", run.created)
+    # the index as built (its own settings), the configuration as run
+    assert run.index == {"path": "idx", "documents": 4, "chunks": len(index.chunks),
+                         "settings": index.config.to_dict()}
+    assert run.config == config.to_dict() and run.config["answer"]["k"] == run.k == 3
+    assert isinstance(run.seconds, float) and run.seconds == round(run.seconds, 3)  # to the millisecond
 
 
 def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
@@ -394,3 +410,11 @@ def test_the_figures_by_question_kind_and_the_readers_declines(index):
     refused = Question("none", "the of", False, kind="unanswerable")
     more = evaluate(Pipeline(index), [*QUESTIONS, refused])
     assert more.answer.metrics["reader_declined_unanswerable"]["value"] == 2 / 3
+
+
+def test_a_locator_hit_needs_the_labelled_document_and_its_locator(index):
+    """A passage of the right document at another place is not a locator hit."""
+    elsewhere = Question("elsewhere", "What does E-4107 mean?", True, answers=(Span("manual", "§ 9 Appendix"),))
+    there = Question("there", "What does E-4107 mean?", True, answers=(Span("manual", "§ 2.1 Sensor errors"),))
+    records = {r["id"]: r for r in evaluate(Pipeline(index), [elsewhere, there]).questions}
+    assert records["elsewhere"]["locator_hit"] is False and records["there"]["locator_hit"] is True
