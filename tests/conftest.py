@@ -55,6 +55,19 @@ def write_corpus(folder: Path, files: dict[str, str] = HANDBOOK) -> Path:
     return folder
 
 
+def comparable_run(run) -> dict:
+    """A run as data without what measures time (to compare two runs of the same figures)."""
+    import json
+
+    data = json.loads(json.dumps(run.to_dict()))
+    for key in ("seconds", "created"):
+        data.pop(key)
+    for q in data["questions"]:
+        for stage in q["stages"].values():
+            stage.pop("ms")
+    return data
+
+
 def live_generation(index_dir: Path) -> Path:
     """The folder of an index's live generation (the one CURRENT names)."""
     return index_dir / (index_dir / "CURRENT").read_text().strip()

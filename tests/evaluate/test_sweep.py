@@ -24,6 +24,8 @@ from glassrag.retrieve.lsa import LSARetriever
 from glassrag.stage_cache import StageCache
 from glassrag.store import EmbeddedStore
 
+from conftest import comparable_run
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -152,17 +154,6 @@ def test_a_k1_change_reruns_bm25_but_not_lsa_and_a_gate_change_reruns_nothing_be
     assert no_gate.stage("rerank").hits == first.stage("rerank").hits
 
 
-def _comparable(run) -> dict:
-    """A run as data without what measures time."""
-    data = json.loads(json.dumps(run.to_dict()))
-    for key in ("seconds", "created"):
-        data.pop(key)
-    for q in data["questions"]:
-        for stage in q["stages"].values():
-            stage.pop("ms")
-    return data
-
-
 def test_cached_sweep_figures_equal_uncached_evaluations(demo, tmp_path):
     """Several grid points, one of them a re-ingest setting and one a gate setting: the cached
     sweep's run of each equals the uncached one, and the starting point equals plain eval."""
@@ -174,11 +165,11 @@ def test_cached_sweep_figures_equal_uncached_evaluations(demo, tmp_path):
     assert cached.cache_counts()["hits"] > 0 and uncached.cache_counts()["hits"] == 0
     assert [e.gate for e in cached.configs] == ["index", "train", "train", "train", "index"]
     for a, b in zip(cached.configs, uncached.configs):
-        assert _comparable(a.run) == _comparable(b.run), a.name
+        assert comparable_run(a.run) == comparable_run(b.run), a.name
     index = EmbeddedStore(demo).read()
     plain = evaluate(Pipeline(index, index.config), load_golden(demo_golden(), "train", index.documents),
                      golden_path=str(demo_golden()), split="train", index_path=str(demo))
-    assert _comparable(cached.configs[0].run) == _comparable(plain)
+    assert comparable_run(cached.configs[0].run) == comparable_run(plain)
     sized = cached.configs[-1]
     assert sized.run.index["chunks"] != plain.index["chunks"]  # built with chunk.size 120
     assert sized.run.index["settings"]["chunk"]["size"] == 120

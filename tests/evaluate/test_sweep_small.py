@@ -24,7 +24,7 @@ from glassrag.evaluate.variants import fingerprint
 from glassrag.indexer import build_index
 from glassrag.store import EmbeddedStore
 
-from conftest import HANDBOOK, write_corpus
+from conftest import HANDBOOK, comparable_run, write_corpus
 
 MANUAL = "E-4107 means the tilt sensor lost calibration."
 GOLDEN = [
@@ -215,7 +215,7 @@ def test_cached_and_uncached_sweeps_give_the_same_runs_and_the_uncached_time(cal
     assert cached.cache_counts()["hits"] > 0
     assert plain.cache_counts() == {"hits": 0, "misses": 0, "stored": 0}
     for a, b in zip(cached.configs, plain.configs):
-        assert comparable(a.run) == comparable(b.run), a.name
+        assert comparable_run(a.run) == comparable_run(b.run), a.name
     assert cached.uncached_seconds > 0
     assert [c[2] for c in calls[-4:]] == [f"uncached {e.name}" for e in cached.configs]
     assert [c[:2] for c in calls[-4:]] == [(0, 4), (1, 4), (2, 4), (3, 4)]
@@ -223,16 +223,6 @@ def test_cached_and_uncached_sweeps_give_the_same_runs_and_the_uncached_time(cal
     assert timing["uncached_seconds"] == round(cached.uncached_seconds, 3)
     assert timing["speedup"] == round(cached.uncached_seconds / cached.seconds, 2)
     assert timing["cache"] == cached.cache_counts()
-
-
-def comparable(run) -> dict:
-    data = json.loads(json.dumps(run.to_dict()))
-    for key in ("seconds", "created"):
-        data.pop(key)
-    for q in data["questions"]:
-        for stage in q["stages"].values():
-            stage.pop("ms")
-    return data
 
 
 # the sweep as data and as a folder ---------------------------------------------------------
