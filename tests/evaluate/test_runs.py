@@ -418,3 +418,15 @@ def test_a_locator_hit_needs_the_labelled_document_and_its_locator(index):
     there = Question("there", "What does E-4107 mean?", True, answers=(Span("manual", "§ 2.1 Sensor errors"),))
     records = {r["id"]: r for r in evaluate(Pipeline(index), [elsewhere, there]).questions}
     assert records["elsewhere"]["locator_hit"] is False and records["there"]["locator_hit"] is True
+
+
+def test_an_answer_no_stage_put_in_the_top_k_was_ranked_too_low(index):
+    """k = 1: the retrievers and fusion have the power-errors chunk second, below another chunk
+    of the manual; the cap of one chunk per document then drops it, but it was never in a top
+    k to lose: ranked too low, not capped out."""
+    q = Question("b", "error codes battery", True, answers=(Span("manual", "§ 2.2 Power errors"),))
+    config = index.config.with_overrides(answer={"k": 1}, gate={"enabled": False}, cap={"per_document": 1})
+    (record,) = evaluate(Pipeline(index, config), [q]).questions
+    assert record["stages"]["bm25"]["first_relevant_rank"] == record["stages"]["fuse"]["first_relevant_rank"] == 2
+    assert record["stages"]["cap"]["first_relevant_rank"] is None
+    assert record["cause"] == "ranked too low"
