@@ -1,0 +1,118 @@
+"""calibrate() as a whole, by hand: the record the CLI, the index and the web pages read, what
+the cost changes, when the combination is tried, when a score counts as separable and why
+not, and the errors a user reads (issue 13: the survivors of the gate's mutation re-run that
+were strings, keys and boundaries no test in tests/gate/ read)."""
+
+from __future__ import annotations
+
+import pytest
+
+from glassrag.errors import ConfigError
+from glassrag.gate.calibrate import auroc_interval, calibrate, choose, sweep
+
+FOUND = [0.6, 0.7, 0.8, 0.9, 1.0]
+UNANSWERABLE = [0.1, 0.2, 0.3, 0.62, 0.65]
+
+
+def signals(**columns):
+    n = len(next(iter(columns.values())))
+    return [{k: float(v[i]) for k, v in columns.items()} for i in range(n)]
+
+
+def rounded(data):
+    """Floats to 9 places, inside dicts and lists (0.6 × 5 is not exactly 3)."""
+    if isinstance(data, float):
+        return round(data, 9)
+    if isinstance(data, dict):
+        return {k: rounded(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [rounded(v) for v in data]
+    return data
+
+
+def row(threshold, kept, declined, cost):
+    return {"threshold": threshold, "answerable_kept": kept, "unanswerable_declined": declined,
+            "balanced_accuracy": (kept + declined) / 2, "cost": cost * (1 - kept) + (1 - declined)}
+
+
+def test_the_whole_record_of_one_signal_at_cost_5():
+    got = calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "cost", 5.0, "g")
+    # AUROC: 0.6 beats 3 of the 5 unanswerable scores, the other four beat all 5: 23 / 25
+    low, high = auroc_interval(FOUND, UNANSWERABLE)
+    # the cuts: below the lowest, between each pair of distinct values, above the highest
+    cuts = [-0.9, 0.15, 0.25, 0.45, 0.61, 0.635, 0.675, 0.75, 0.85, 0.95, 2.0]
+    kept = [1, 1, 1, 1, 0.8, 0.8, 0.8, 0.6, 0.4, 0.2, 0]
+    declined = [0, 0.2, 0.4, 0.6, 0.6, 0.8, 1, 1, 1, 1, 1]
+    rows = [row(t, k, d, 5.0) for t, k, d in zip(cuts, kept, declined)]
+    # cost 5 × (1 − kept) + (1 − declined) is least at 0.45: 0 + 0.4
+    chosen = row(0.45, 1, 0.6, 5.0)
+    assert rounded(got) == rounded({
+        "score": {"kind": "signal", "name": "s"}, "threshold": 0.45, "rule": "cost", "cost": 5.0,
+        "separable": True, "why": "", "auroc": {"auroc": 23 / 25, "low": low, "high": high},
+        "signals": [{"signal": "s", "auroc": 23 / 25, "low": low, "high": high, "fitted": False,
+                     "objective": 0.4, "kept": 1.0, "declined": 0.6}],
+        "chosen": chosen, "sweep": rows, "n_answerable": 5, "n_unanswerable": 5})
+    assert list(got) == ["score", "threshold", "rule", "cost", "separable", "why", "auroc", "signals", "chosen",
+                         "sweep", "n_answerable", "n_unanswerable"]
+    assert low > 0.5
+
+
+def test_the_cost_moves_the_threshold_and_every_row_s_cost():
+    # at cost 1, declining every unanswerable question for one found answer pays: 0.2 + 0 at 0.675
+    got = calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "cost", 1.0, "g")
+    assert got["threshold"] == pytest.approx(0.675) and got["cost"] == 1.0
+    assert rounded(got["chosen"]) == rounded(row(0.675, 0.8, 1, 1.0))
+    assert [r["cost"] for r in got["sweep"]] == pytest.approx([r["cost"] for r in sweep(FOUND, UNANSWERABLE, 1.0)])
+    assert got["signals"][0]["objective"] == pytest.approx(0.2)
+    # balanced reads cost 1 whatever the cost given; keep95 keeps every found answer
+    assert calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "balanced", 5.0, "g")["threshold"] == \
+        pytest.approx(0.675)
+    keep = calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "keep95", 5.0, "g")
+    assert keep["threshold"] == pytest.approx(0.45) and keep["signals"][0]["objective"] == pytest.approx(0.4)
+
+
+def test_a_score_whose_interval_is_exactly_half_is_not_separable():
+    flat = calibrate(signals(s=[1.0] * 5), signals(s=[1.0] * 5), "cost", 5.0, "g")
+    assert flat["auroc"] == {"auroc": 0.5, "low": 0.5, "high": 0.5}
+    assert (flat["separable"], flat["threshold"]) == (False, None)
+    assert flat["why"] == "the AUROC interval [0.50, 0.50] reaches 0.5"
+
+
+def test_too_few_questions_of_a_class_are_not_enough_to_tell():
+    few = calibrate(signals(s=FOUND[:4]), signals(s=UNANSWERABLE[:2]), "cost", 5.0, "g")
+    assert few["auroc"]["low"] == 1.0  # perfectly apart, but 4 and 2 questions
+    assert (few["separable"], few["threshold"]) == (False, None)
+    assert few["why"] == ("too few train questions to tell: 4 found answers and 2 unanswerable "
+                          "(at least 5 of each are needed)")
+    assert (few["n_answerable"], few["n_unanswerable"]) == (4, 2)
+
+
+def test_the_combination_is_tried_with_two_signals_and_five_questions_of_each_class():
+    def tried(found: int, unanswerable: int, names=("a", "b")) -> bool:
+        pos = signals(**{n: FOUND[:found] for n in names})
+        neg = signals(**{n: UNANSWERABLE[:unanswerable] for n in names})
+        return any(r["signal"] == "combined" for r in calibrate(pos, neg, "cost", 5.0, "g")["signals"])
+
+    assert tried(5, 5)  # CV_FOLDS = 5 of each class: enough for five folds
+    assert not tried(4, 5) and not tried(5, 4)
+    assert not tried(5, 5, names=("a",))  # one signal has nothing to combine
+
+
+def test_errors_name_the_golden_set_and_say_what_to_add():
+    with pytest.raises(ConfigError) as err:
+        calibrate(signals(s=FOUND), [], "cost", 5.0, "golden.jsonl (train split)")
+    assert err.value.problem == (
+        "golden.jsonl (train split) has no unanswerable questions in this split, so the threshold cannot "
+        "be calibrated: the sweep needs questions the documents do not answer to see what declining gains")
+    assert err.value.hint == 'add questions with "answerable": false (and "kind": "unanswerable") to the train split'
+    with pytest.raises(ConfigError) as err:
+        calibrate([], signals(s=UNANSWERABLE), "cost", 5.0, "golden.jsonl (train split)")
+    assert (err.value.problem, err.value.hint) == (
+        "golden.jsonl (train split) has no answerable questions whose answer was found in this split",
+        "the sweep needs found answers to see what declining costs")
+    for call in (lambda: calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "strict", 5.0, "g"),
+                 lambda: choose(sweep(FOUND, UNANSWERABLE), "strict")):
+        with pytest.raises(ConfigError) as err:
+            call()
+        assert (err.value.problem, err.value.hint) == ("unknown calibration rule 'strict'",
+                                                       "choose one of: cost, balanced, keep95")
