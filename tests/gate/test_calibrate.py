@@ -116,3 +116,15 @@ def test_errors_name_the_golden_set_and_say_what_to_add():
             call()
         assert (err.value.problem, err.value.hint) == ("unknown calibration rule 'strict'",
                                                        "choose one of: cost, balanced, keep95")
+
+
+def test_the_signal_table_lists_equal_objectives_by_the_higher_auroc_first():
+    # both signals decline 3 of 5 unanswerable questions at no found answer's cost (objective
+    # 0.4 at cost 5); b's two high unanswerable scores give it AUROC 17 / 25 against a's 23 / 25
+    b_unanswerable = [0.1, 0.2, 0.3, 0.95, 0.99]
+    got = calibrate(signals(a=FOUND, b=FOUND), signals(a=UNANSWERABLE, b=b_unanswerable), "cost", 5.0, "g")
+    table = {r["signal"]: i for i, r in enumerate(got["signals"])}
+    rows = {r["signal"]: r for r in got["signals"]}
+    assert rows["a"]["objective"] == pytest.approx(rows["b"]["objective"]) == pytest.approx(0.4)
+    assert (rows["a"]["auroc"], rows["b"]["auroc"]) == (23 / 25, 17 / 25)
+    assert table["a"] < table["b"]
