@@ -210,3 +210,30 @@ def test_mean_interval_defaults_and_level_bounds() -> None:
     for level in (0.0, 1.0, 1.5):
         with pytest.raises(ConfigError, match="level must be between 0 and 1"):
             mean_interval(values, level=level)
+
+
+@pytest.mark.parametrize("call, problem, hint", [
+    (lambda: wilson_interval(3, 2), "wilson_interval needs 0 ≤ successes ≤ n, got successes=3, n=2",
+     "pass the count of successes and the number of trials"),
+    (lambda: wilson_interval(0, -1), "wilson_interval needs 0 ≤ successes ≤ n, got successes=0, n=-1",
+     "pass the count of successes and the number of trials"),
+    (lambda: mcnemar_exact(-1, 2), "mcnemar_exact needs counts ≥ 0, got b=-1, c=2",
+     "pass the numbers of discordant pairs in each direction"),
+    (lambda: paired_randomization([1.0], [1.0, 2.0]),
+     "paired_randomization needs two non-empty lists of the same length, got shapes (1,) and (2,)",
+     "pass one value per query for each system, in the same query order"),
+    (lambda: paired_bootstrap_ci([], []),
+     "paired_bootstrap_ci needs two non-empty lists of the same length, got shapes (0,) and (0,)",
+     "pass one value per query for each system, in the same query order"),
+    (lambda: paired_randomization([1.0], [2.0], resamples=0), "resamples must be ≥ 1, got 0",
+     "use e.g. resamples=10000"),
+    (lambda: mean_interval([1.0], level=1.0), "level must be between 0 and 1, got 1.0", "use e.g. level=0.95"),
+    (lambda: mean_interval([]), "mean_interval needs a non-empty list of values, got shape (0,)",
+     "pass one value per query"),
+    (lambda: holm([0.5, 1.5]), "holm needs a list of p-values in [0, 1], got [0.5, 1.5]",
+     "pass the raw p-values of the tests being corrected"),
+])
+def test_each_error_says_what_was_wrong_and_what_to_pass(call, problem, hint):
+    with pytest.raises(ConfigError) as err:
+        call()
+    assert (err.value.problem, err.value.hint) == (problem, hint)
