@@ -10,6 +10,7 @@ from scipy.stats import binomtest
 
 from glassrag.errors import ConfigError
 from glassrag.evaluate.stats import (
+    KEPT_DRAWS_MAX,
     holm,
     mcnemar_exact,
     mean_interval,
@@ -237,3 +238,16 @@ def test_each_error_says_what_was_wrong_and_what_to_pass(call, problem, hint):
     with pytest.raises(ConfigError) as err:
         call()
     assert (err.value.problem, err.value.hint) == (problem, hint)
+
+
+def test_holm_caps_at_one_and_takes_a_p_value_of_one():
+    assert holm([0.6, 0.7]) == [1.0, 1.0]  # 2 × 0.6 = 1.2, capped
+    assert holm([1.0]) == [1.0]
+
+
+def test_the_bootstrap_draws_every_value_when_the_draws_are_too_many_to_keep():
+    # 2 × 600,000 draws are more than KEPT_DRAWS_MAX: drawn in blocks, not kept. A resample
+    # of two values takes the first twice, once, or not at all (¼, ½, ¼): the means 100,
+    # 50, 0, so the 95 % interval is the whole range
+    assert 2 * 600_000 > KEPT_DRAWS_MAX
+    assert mean_interval([100.0, 0.0], resamples=600_000) == (0.0, 100.0)
