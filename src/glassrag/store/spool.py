@@ -67,7 +67,7 @@ def _encode(row: dict[str, Any], text: str) -> bytes:
 
 def _decode(record: bytes) -> dict[str, Any]:
     n = int.from_bytes(record[:4], "little")
-    row = json.loads(record[4:4 + n])
+    row = json.loads(record[4:4 + n].decode("utf-8"))  # a str: json.loads skips guessing the encoding
     row["text"] = record[4 + n:].decode("utf-8")
     return row  # type: ignore[no-any-return]
 
