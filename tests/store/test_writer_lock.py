@@ -133,7 +133,6 @@ def test_a_first_write_killed_half_way_does_not_block_the_folder(index, tmp_path
 
 def test_an_index_folder_the_user_cannot_write_is_a_message():
     """Run as the unprivileged user `nobody` when the tests run as root (root writes anywhere)."""
-    import os
     import shutil
     import tempfile
 
