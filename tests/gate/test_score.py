@@ -35,6 +35,22 @@ def test_fit_standardises_with_the_train_mean_and_std():
         assert value(fitted, s) == pytest.approx(fitted["weights"][0] * z + fitted["bias"])
 
 
+def test_a_signal_s_unit_does_not_change_the_fitted_weights():
+    """Standardising makes the fit blind to each signal's scale: the same questions with b
+    in thousandths (b × 1000) give the same weights and bias, and a mean and std 1000 times
+    larger (the L2 penalty would otherwise weigh b by its unit)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(0, 1, 40), rng.normal(0, 1, 40)
+    label = a + 2 * b + rng.normal(0, 0.5, 40) > 0
+    rows = [{"a": float(x), "b": float(y)} for x, y in zip(a, b)]
+    wide = [{"a": r["a"], "b": 1000 * r["b"]} for r in rows]
+    split = lambda rs: ([r for r, y in zip(rs, label) if y], [r for r, y in zip(rs, label) if not y])  # noqa: E731
+    plain, scaled = fit_combined(*split(rows), ["a", "b"]), fit_combined(*split(wide), ["a", "b"])
+    assert scaled["weights"] == pytest.approx(plain["weights"]) and scaled["bias"] == pytest.approx(plain["bias"])
+    assert scaled["std"][1] == pytest.approx(1000 * plain["std"][1])
+    assert plain["weights"][1] > plain["weights"][0] > 0  # b, twice a's weight in the labels, weighs more
+
+
 def test_out_of_fold_scores_come_from_models_that_did_not_see_them():
     rng = np.random.default_rng(3)
     pos = [{"a": float(v)} for v in rng.normal(2, 1, 20)]
