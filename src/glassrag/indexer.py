@@ -181,6 +181,9 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
     header = config.chunk.context_header
 
+    def text_of(c: Chunk) -> str:  # indexed_text, the spooled document read only for its header
+        return indexed_text(documents[c.doc_id], c, True) if header else c.text
+
     # rows of the previous term counts serve the chunks of unchanged documents: only new and
     # changed documents' chunks are analysed (same chunk id, document and settings: same tokens)
     reuse = previous is not None and same_chunking and previous.config.analyze == config.analyze
@@ -192,8 +195,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
         for n, i in enumerate(fresh.tolist(), 1):
             if progress and n % 500 == 0:
                 progress("analyse", n, len(fresh))
-            c = chunks[i]
-            yield analyzer(indexed_text(documents[c.doc_id], c, True) if header else c.text)
+            yield analyzer(text_of(chunks[i]))
 
     counts = TermCounts.build(analysed())
     if previous is not None and fresh.size < len(chunks):
@@ -206,7 +208,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
                   config.lsa.fit_sample).fit(counts)
     embeddings = {}
     if config.neural.models:
-        texts = [indexed_text(documents[c.doc_id], c, header) for c in chunks]
+        texts = [text_of(c) for c in chunks]
         for model in config.neural.models:
             embeddings[retriever_name(model)] = embed_chunks(model, config, texts, cache_dir,
                                                              report, progress)
@@ -244,10 +246,9 @@ def keep_chunks(chunks: Iterable[Chunk], changed: set[str], spool: ChunkSpool,
     for c in chunks:
         if c.doc_id in changed:
             continue
-        first, n = spool.extend((c,))
-        if c.doc_id in where:
-            first, n = where[c.doc_id][0], where[c.doc_id][1] + 1
-        where[c.doc_id] = (first, n)
+        record, _ = spool.extend((c,))
+        first, n = where.get(c.doc_id, (record, 0))
+        where[c.doc_id] = (first, n + 1)
 
 
 def previous_rows(previous: Index, chunks: Sequence[Chunk], changed: set[str]) -> np.ndarray:
