@@ -29,7 +29,7 @@ $(FULL): $(BASE)
 	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate,postgres]"
 	touch $(FULL)
 
-.PHONY: install demo test bench bench-check screenshots mutation clean
+.PHONY: install demo test bench bench-check screenshots mutation cross-encoder clean
 install: $(FULL)
 
 # builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
@@ -49,6 +49,16 @@ bench: $(FULL)
 	$(BIN)/python bench/scifact_bm25.py
 	$(BIN)/python bench/demo_defaults.py
 	$(BIN)/python bench/demo_stages.py
+
+# trains the bundled cross-encoder again from the committed pairs (training/squad/, made from
+# the SQuAD explorer snapshot by scripts/squad_prepare.py; nothing is fetched) and copies the
+# int8 model, its tokenizer and meta.json into the package: about 30 minutes on 2 cores
+CE_WORK := .glassrag/cross-encoder
+cross-encoder: $(FULL)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/glassrag train-cross-encoder training/squad/pairs.jsonl.gz \
+		--limit 12000 --heldout training/squad/heldout.jsonl.gz --out $(CE_WORK)
+	mkdir -p src/glassrag/data/models/cross-encoder
+	cp $(CE_WORK)/model.int8.onnx $(CE_WORK)/tokenizer.json $(CE_WORK)/meta.json src/glassrag/data/models/cross-encoder/
 
 # re-runs the cheap benchmarks and fails when a committed figure (bench/results/, the README's
 # stage table, docs/measurements.md) no longer reproduces; about 3 minutes.

@@ -21,7 +21,8 @@ downloaded. The script writes, deterministically (every choice from a seeded gen
   EASY paragraphs of another article (label 0, off topic);
 - src/glassrag/data/offtopic.jsonl: general-knowledge questions of the `offtopic` articles,
   which no corpus of this project is about, in the golden-set format (unanswerable,
-  kind "off-topic"), each with its article and licence.
+  kind "off-topic", split by article: alternate articles train and test), each with its
+  article and licence.
 """
 
 from __future__ import annotations
@@ -186,11 +187,14 @@ def main(git_dir: str) -> None:
     held_rows = pairs_of(articles, heldout, rng)
     write_gz(out / "heldout.jsonl.gz", held_rows)
     offtopic = []
-    for name in OFFTOPIC:
+    for number, name in enumerate(OFFTOPIC):
         qas = [qa for p in articles[name] for qa in p["qas"] if qa["question"].endswith("?")]
         for qa in rng.sample(qas, min(OFFTOPIC_PER_ARTICLE, len(qas))):
             offtopic.append({"id": f"offtopic-{len(offtopic) + 1:03d}", "question": qa["question"],
                              "answerable": False, "kind": "off-topic",
+                             # whole articles alternate: calibration reads the train half, every
+                             # evaluation reports the test half, whose topics it never saw
+                             "split": "train" if number % 2 == 0 else "test",
                              "source": f"{REPO}@{COMMIT}:{FOLDER}{name}.html", "licence": LICENCE})
     data = ROOT / "src" / "glassrag" / "data" / "offtopic.jsonl"
     with open(data, "w", encoding="utf-8") as f:

@@ -183,8 +183,10 @@ class RerankSettings:
     neighbours: int = setting(0, "learned reranker: chunks on each side of every shortlisted chunk (same "
                               "document) that join the shortlist", "experiment neighbours-shortlist",
                               low=0, high=10)
-    model: str = setting("", "cross-encoder: a local folder or an installed package holding the model",
-                         "none bundled")
+    model: str = setting("bundled", "cross-encoder: bundled (the model trained here, int8 ONNX), a "
+                         "local folder (ONNX, or a sentence-transformers CrossEncoder) or an installed "
+                         "package holding the model", "the one model on this machine; experiment "
+                         "answerability-gate measures it as a reranker")
     blend: float = setting(0.0, "cross-encoder: weight kept for the first-stage score (0: cross-encoder only)",
                            "0: the cross-encoder's own order; no cross-encoder model is on this "
                            "machine to measure a blend", low=0.0, high=1.0)
@@ -217,6 +219,16 @@ class GateSettings:
                           "experiment bench-m12-gate-cost (bench/gate.py): the smallest c whose cross-validated share of "
                           "answerable train questions declined is at most 5 % on the demo and SciFact-abstain",
                           low=0.0, above=True, high=1e6)
+    answerability: str = setting("bundled", "cross-encoder whose score of the top passages joins the "
+                                 "gate's signals: bundled (trained here on SQuAD 1.1 train articles, "
+                                 "int8 ONNX), a folder holding model.onnx or model.int8.onnx and "
+                                 "tokenizer.json, or none", "experiment answerability-gate")
+    answerability_depth: int = setting(3, "passages of the final ranking the answerability model reads "
+                                       "(one model call each)", "experiment answerability-gate",
+                                       low=1, high=50)
+    offtopic: bool = setting(True, "calibrate with the bundled off-topic questions' train half as more "
+                             "unanswerable ones (weighted as much as the golden set's own), and report "
+                             "the test half's declines in every evaluation", "experiment answerability-gate")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from glassrag.dense.base import normalize_rows
 from glassrag.errors import ConfigError, QueryError
 from glassrag.fuse import Weighted, make_fuser
 from glassrag.fuse.base import ScoreSource
+from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
 from glassrag.lexical.bm25 import BM25
@@ -30,7 +31,7 @@ from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent
 from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, make_retriever
-from glassrag.schema import Answer, Hit, Passage, Quote, StageTrace
+from glassrag.schema import RANKING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
 
@@ -54,9 +55,12 @@ class Stage(Protocol):
 class Pipeline:
     """Built once per index and configuration; `run(question)` answers one question. With a
     `cache` (glassrag/stage_cache.py), a stage whose input and settings were seen before is
-    looked up instead of run: the sweep shares one cache among the pipelines of its grid."""
+    looked up instead of run: the sweep shares one cache among the pipelines of its grid.
+    `every_signal`: compute every gate signal, the answerability model's included, whether or
+    not the calibrated gate reads it (calibration needs them all; an ask only the gate's)."""
 
-    def __init__(self, index: Index, config: Config | None = None, cache: StageCache | None = None) -> None:
+    def __init__(self, index: Index, config: Config | None = None, cache: StageCache | None = None,
+                 every_signal: bool = False) -> None:
         threads.configure()
         self.index = index
         self.cache = cache
@@ -85,6 +89,11 @@ class Pipeline:
                       else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
         self.chunk_doc = ChunkDocs(index)
         self.stages = self._after_retrieval()
+        folder = answerability.model_folder(c.gate.answerability)
+        self.answerability_model = answerability.model_digest(folder) if folder else None
+        wanted = every_signal or (c.gate.enabled and answerability.read_by(index.extra.get("gate")))
+        self.answerability = (answerability.Answerability(folder, c.gate.answerability_depth)
+                              if folder and wanted else None)
         self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, self.scoring_settings())
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
@@ -146,14 +155,20 @@ class Pipeline:
     def scoring_settings(self) -> dict[str, Any]:
         """The settings that shape the gate's signals (a calibration is valid for these only)."""
         used = next((s.params().get("method", s.name) for s in self.stages if s.kind == "rerank"), "none")
-        return scoring_settings(self.config, self.index.extra.get("reranker"), used)
+        return scoring_settings(self.config, self.index.extra.get("reranker"), used, self.answerability_model)
 
     def signals(self, query: Query, trace: list[StageTrace]) -> dict[str, float] | None:
         """The gate's candidate signals for one question (None when nothing matched)."""
         if not any(t.hits for t in trace if t.kind in ("retrieve", "fuse")):
             return None
-        return gate_signals.gather(trace, query.tokens, self.bm25, query.bm25_scores(self.bm25),
-                                   self.index.position, self.config.answer.k)
+        out = gate_signals.gather(trace, query.tokens, self.bm25, query.bm25_scores(self.bm25),
+                                  self.index.position, self.config.answer.k)
+        if self.answerability is not None:
+            ranking = [t for t in trace if t.kind in RANKING_KINDS][-1]
+            texts = ChunkTexts(self.index)
+            out.update(answerability.signals(self.answerability.scores(
+                query.question, [h.chunk_id for h in ranking.hits], texts.__getitem__)))
+        return out
 
     # retrieval -------------------------------------------------------------------------
 
@@ -250,7 +265,8 @@ class Pipeline:
         """The gate's signals, looked up in the cache by the key of the ranking it reads."""
         if self.cache is None or key is None:
             return self.signals(query, trace)
-        return self._cached(self.cache.key(f"signals k={self.config.answer.k}", key), query,
+        reads = (self.answerability_model, self.config.gate.answerability_depth) if self.answerability else None
+        return self._cached(self.cache.key(f"signals k={self.config.answer.k} answerability={reads}", key), query,
                             lambda: self.signals(query, trace))
 
     def _cached(self, key: str, query: Query, compute: Callable[[], Any]) -> Any:

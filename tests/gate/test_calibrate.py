@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from glassrag.errors import ConfigError
-from glassrag.gate.calibrate import auroc_interval, calibrate, choose, sweep
+from glassrag.gate.calibrate import auroc, auroc_interval, calibrate, choose, sweep
 
 FOUND = [0.6, 0.7, 0.8, 0.9, 1.0]
 UNANSWERABLE = [0.1, 0.2, 0.3, 0.62, 0.65]
@@ -51,9 +51,9 @@ def test_the_whole_record_of_one_signal_at_cost_5():
         "separable": True, "why": "", "auroc": {"auroc": 23 / 25, "low": low, "high": high},
         "signals": [{"signal": "s", "auroc": 23 / 25, "low": low, "high": high, "fitted": False,
                      "objective": 0.4, "kept": 1.0, "declined": 0.6}],
-        "chosen": chosen, "sweep": rows, "n_answerable": 5, "n_unanswerable": 5})
+        "chosen": chosen, "sweep": rows, "n_answerable": 5, "n_unanswerable": 5, "warnings": []})
     assert list(got) == ["score", "threshold", "rule", "cost", "separable", "why", "auroc", "signals", "chosen",
-                         "sweep", "n_answerable", "n_unanswerable"]
+                         "sweep", "n_answerable", "n_unanswerable", "warnings"]
     assert low > 0.5
 
 
@@ -75,7 +75,39 @@ def test_a_score_whose_interval_is_exactly_half_is_not_separable():
     flat = calibrate(signals(s=[1.0] * 5), signals(s=[1.0] * 5), "cost", 5.0, "g")
     assert flat["auroc"] == {"auroc": 0.5, "low": 0.5, "high": 0.5}
     assert (flat["separable"], flat["threshold"]) == (False, None)
-    assert flat["why"] == "the AUROC interval [0.50, 0.50] reaches 0.5"
+    assert flat["why"] == "no signal's AUROC interval lies above 0.5; the closest, s, has [0.50, 0.50]"
+    assert flat["warnings"] == ["the gate cannot do better than chance on this train split, so it declines "
+                                "nothing but questions that match no passage: " + flat["why"]]
+
+
+def test_a_separating_signal_is_chosen_over_a_cheaper_one_that_cannot_separate():
+    # issue 26: 'cheap' has the least cost (it declines one unanswerable question for free) but
+    # its interval reaches 0.5; 'sep' separates (AUROC 1), at a higher cost. Calibration must
+    # read 'sep' and keep the gate on, never switch it off while a signal separates
+    found = [{"cheap": 0.5, "sep": float(i)} for i in range(1, 11)]
+    unanswerable = [{"cheap": 0.0 if i < 7 else 1.0, "sep": 0.0 if i < 6 else 1.5} for i in range(10)]
+    got = calibrate(found, unanswerable, "cost", 5.0, "g")
+    table = {r["signal"]: r for r in got["signals"]}
+    # cheap: cost 0.3 (keeps every found answer, declines 7 of 10), AUROC 0.7 with an interval
+    # reaching below 0.5; sep: cost 0.4 (declines 6 of 10), AUROC (6·10 + 4·9)/100 = 0.96
+    assert table["cheap"]["objective"] == pytest.approx(0.3) and table["cheap"]["low"] <= 0.5
+    assert table["sep"]["objective"] == pytest.approx(0.4) and table["sep"]["auroc"] == pytest.approx(0.96)
+    assert table["sep"]["low"] > 0.5
+    assert got["score"] != {"kind": "signal", "name": "cheap"}
+    assert got["separable"] and got["threshold"] is not None and got["warnings"] == []
+
+
+def test_weights_make_each_kind_of_unanswerable_count_alike():
+    # two unanswerable questions weighing 3 and 1: the share declined and the AUROC are weighted
+    rows = sweep([2.0, 3.0], [1.0, 2.5], 1.0, weights=[3.0, 1.0])
+    at = {r["threshold"]: r for r in rows}
+    assert at[1.5]["unanswerable_declined"] == pytest.approx(3 / 4)
+    assert at[2.75]["unanswerable_declined"] == pytest.approx(1.0)
+    # AUROC: the first (weight 3) is below both positives, the second (weight 1) above one
+    assert auroc([2.0, 3.0], [1.0, 2.5], [3.0, 1.0]) == pytest.approx((3 * 2 + 1 * 1) / (2 * 4))
+    assert auroc([2.0, 3.0], [1.0, 2.5], [1.0, 1.0]) == pytest.approx(auroc([2.0, 3.0], [1.0, 2.5]))
+    low, high = auroc_interval([2.0, 3.0, 4.0], [1.0, 2.5], weights=[1.0, 1.0])
+    assert (low, high) == auroc_interval([2.0, 3.0, 4.0], [1.0, 2.5])
 
 
 def test_too_few_questions_of_a_class_are_not_enough_to_tell():

@@ -7,6 +7,7 @@ sub-commands to the parser. The only place that turns errors into messages and e
     trec       trec.py        TREC qrels and runs
     experiment experiment.py  the experiment log
     rerank-train, calibrate   tune.py
+    train-cross-encoder       train.py       the cross-encoder the gate and reranker read
     serve      serve.py       the local web app
     config     settings.py    every setting and where its value came from
     sweep      sweep.py       a grid of settings
@@ -21,12 +22,12 @@ from typing import Callable, Sequence
 from rich.text import Text
 
 from glassrag import __version__
-from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune
+from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune
 from glassrag.cli.common import err
 from glassrag.errors import GlassragError
 
 # in the order `glassrag --help` lists their commands
-GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
+GROUPS = (ingest, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo)
 
 DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
                "and see every stage's route to the answer, evaluate each stage on a golden set, "

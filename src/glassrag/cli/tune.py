@@ -101,7 +101,10 @@ def calibrate(location: str, golden: Path, config_file: Path | None = None, rule
     index.extra["gate"] = gate
     index.extra["reader"] = reader
     store.write(index)
+    print_inputs(gate)
     print_calibration(gate)
+    for warning in gate.get("warnings", []):
+        err.print(Text.assemble(("warning ", "yellow"), warning))
     small = min(gate["n_answerable"], gate["n_unanswerable"])
     if small < MIN_PER_CLASS:
         err.print(Text.assemble(("warning ", "yellow"), (
@@ -112,7 +115,28 @@ def calibrate(location: str, golden: Path, config_file: Path | None = None, rule
             "train questions")))
     out.print(f"reader: coverage threshold {reader['threshold']:.3g}, train accuracy {reader['accuracy']:.1%} "
               f"over {reader['questions']} questions")
+    if reader["threshold"] > 1.0:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            "the reader's threshold is above any coverage a quote can have, so the reader will never "
+            "quote anything (on this train split no threshold quoted more right answers than it "
+            "cost): label more answerable train questions, or read the passages themselves")))
     return 0
+
+
+def print_inputs(gate: dict[str, Any]) -> None:
+    """What the calibration had, before what it chose."""
+    q = gate.get("questions", {})
+    topics = gate.get("unanswerable_by_topic", {})
+    parts = [f"{q.get('found', 0)} answerable train questions whose answer the ranking found "
+             f"({q.get('missed', 0)} missed, left out)"]
+    for topic, row in topics.items():
+        parts.append(f"{row['questions']} unanswerable {topic}")
+    if q.get("offtopic"):
+        parts.append(f"of which {q['offtopic'] - q.get('no_match_offtopic', 0)} from the bundled "
+                     f"off-topic set (gate.offtopic; {q.get('no_match_offtopic', 0)} more matched nothing)")
+    out.print("calibrating on " + ", ".join(parts) +
+              ("; each kind of unanswerable question weighs as much in total" if gate.get("weighted") else ""),
+              markup=False)
 
 
 def print_calibration(gate: dict[str, Any]) -> None:
@@ -140,7 +164,18 @@ def print_calibration(gate: dict[str, Any]) -> None:
         return
     c = gate["chosen"]
     rule = f"rule cost (c = {gate['cost']:g})" if gate["rule"] == "cost" else f"rule {gate['rule']}"
+    topics = gate.get("unanswerable_by_topic", {})
+    each = "; ".join(f"{t} {row['declined']:.1%}" for t, row in topics.items())
     out.print(f"gate on {chosen}, {rule}: threshold {gate['threshold']:.4g} keeps "
               f"{c['answerable_kept']:.1%} of the found answers and declines "
-              f"{c['unanswerable_declined']:.1%} of unanswerable train questions ({len(gate['sweep'])} thresholds swept, saved with the index)",
-              markup=False)
+              f"{c['unanswerable_declined']:.1%} of unanswerable train questions"
+              + (f" ({each})" if len(topics) > 1 else "")
+              + f" ({len(gate['sweep'])} thresholds swept, saved with the index); chosen among the "
+              "signals whose AUROC interval lies above 0.5, by least cost", markup=False)
+    above = sum(row.get("above", 0) for row in topics.values())
+    if gate.get("score_range"):
+        low, high = gate["score_range"]
+        out.print(f"  {above} unanswerable train question(s) score at or above the threshold; the score "
+                  f"ranges over [{low:.4g}, {high:.4g}] on the train split. A score above the threshold "
+                  "means the passages look like they answer the question, not that they are true, "
+                  "current or the whole answer.", markup=False)

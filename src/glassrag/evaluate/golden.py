@@ -17,7 +17,10 @@ from typing import Any, Mapping
 from glassrag.errors import GoldenError
 
 KINDS = ("lookup", "paraphrase", "identifier", "named-term", "multi-doc", "table",
-         "outdated", "unanswerable")
+         "outdated", "unanswerable", "off-topic")
+# the kinds of a question the documents cannot answer: on their topic but absent from them
+# (unanswerable), or about something they are not about at all (off-topic)
+UNANSWERABLE_KINDS = ("unanswerable", "off-topic")
 SPLITS = ("train", "test")
 REQUIRED = ("id", "question", "answerable")
 
@@ -135,8 +138,8 @@ def parse_line(data: Any, line: int) -> tuple[Question | None, list[str]]:
         problems.append("an answerable question needs at least one answer")
     if data.get("answerable") is False and spans:
         problems.append("an unanswerable question must have no answers")
-    if kind == "unanswerable" and data.get("answerable") is not False:
-        problems.append("kind 'unanswerable' needs answerable: false")
+    if kind in UNANSWERABLE_KINDS and data.get("answerable") is not False:
+        problems.append(f"kind {kind!r} needs answerable: false")
     if kind == "multi-doc" and len({s.doc for s in spans}) < 2:
         problems.append("kind 'multi-doc' needs answers from two or more documents")
     for w in must:

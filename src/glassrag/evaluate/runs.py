@@ -155,6 +155,9 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     add("answer", "budget_recall", answerable, lambda r: float(r["in_budget"]), "hit")
     add("answer", "reader_declined_unanswerable", unanswerable,
         lambda r: float(not (r["quote"] or {}).get("found")), "declined")
+    offtopic = offtopic_declines(pipeline) if pipeline.config.gate.enabled and pipeline.config.gate.offtopic else None
+    if offtopic is not None:  # the bundled off-topic test half: beside the golden set, not in it
+        summary["answer"]["declined_offtopic"] = interval("declined", offtopic["values"])
 
     generated = [r for r in records if r.get("generation")]
     if generated:
@@ -188,7 +191,9 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         k=k, seconds=round(elapsed, 3),
         ranking=RunSection(ranking, summary["ranking"]), answer=RunSection("answer", summary["answer"]),
         stages=stages, by_kind=by_kind, losses={c: ids for c, ids in losses.items() if ids},
-        gate=gate_summary(pipeline, records, k), questions=tuple(records),
+        gate={**gate_summary(pipeline, records, k),
+              **({"offtopic": {key: v for key, v in offtopic.items() if key != "values"}} if offtopic else {})},
+        questions=tuple(records),
         generation=RunSection("generate", summary["generation"]) if generated else None,
         provenance=provenance({"lsa.seed": index.config.lsa.seed,
                                "generate.seed": pipeline.config.generate.seed}))
@@ -233,6 +238,24 @@ def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> d
     table.sort(key=lambda r: -r["auroc"])
     return {"params": pipeline.gate.params(), "found": len(found), "unanswerable": len(unanswerable),
             "signals": table}
+
+
+def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:
+    """The bundled off-topic questions' test half through `pipeline`: 1 for each declined
+    (a refused question counts as declined), and the ids of those answered."""
+    from glassrag.evaluate.offtopic import offtopic_questions
+
+    values, answered = [], []
+    for q in offtopic_questions("test"):
+        try:
+            declined = pipeline.run(q.question).declined
+        except QueryError:
+            declined = True
+        values.append(float(declined))
+        if not declined:
+            answered.append(q.id)
+    return {"questions": len(values), "declined": sum(values) / len(values) if values else 0.0,
+            "answered": answered, "values": values}
 
 
 def _ranking_stage(records: list[dict[str, Any]]) -> str:

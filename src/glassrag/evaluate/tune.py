@@ -13,7 +13,9 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, quote_correct
+from glassrag.evaluate.offtopic import offtopic_questions
 from glassrag.gate.calibrate import calibrate
+from glassrag.gate.score import value
 from glassrag.schema import RANKING_KINDS
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
@@ -112,34 +114,61 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
                     cost: float | None = None, cache: StageCache | None = None,
                     judge: Judge | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The gate's calibration and the reader's, from one pass over the train split (`cache`
-    and `judge`: a sweep's, shared with its evaluations)."""
+    and `judge`: a sweep's, shared with its evaluations). With gate.offtopic, the bundled
+    off-topic questions' train half joins the unanswerable ones; each kind of unanswerable
+    question (on the corpus's topic, off it) then weighs as much in total, so 200 easy
+    off-topic questions do not drown a golden set's dozen hard ones."""
     train_qs = [q for q in questions if q.split == "train"]
-    pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)), cache)
+    extra = offtopic_questions("train") if config.gate.offtopic else []
+    pipeline = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False)), cache,
+                        every_signal=True)
     judge = judge or Judge(index.chunks)
     # the gate is calibrated on what it can lose: answerable questions whose answer the
     # ranking put in the top k (found), against unanswerable ones; an answerable question
     # whose answer was not found shows no answer either way and is left out
-    signals: dict[bool, list[dict[str, float]]] = {True: [], False: []}
-    counts = {"found": 0, "missed": 0, "no_match_answerable": 0, "no_match_unanswerable": 0}
+    found_signals: list[dict[str, float]] = []
+    unanswerable: list[tuple[str, dict[str, float]]] = []  # (on-topic | off-topic, signals)
+    counts = {"found": 0, "missed": 0, "no_match_answerable": 0, "no_match_unanswerable": 0,
+              "offtopic": len(extra), "no_match_offtopic": 0}
     reads = []
-    for q, answer, got, found in gate_rows(pipeline, train_qs, judge, progress):
+    everything = [*train_qs, *extra]
+    for n, (q, answer, got, found) in enumerate(gate_rows(pipeline, everything, judge, progress)):
+        bundled = n >= len(train_qs)
+        topic = "off-topic" if q.kind == "off-topic" else "on-topic"
         if not got:
-            counts["no_match_answerable" if q.answerable else "no_match_unanswerable"] += 1
-            reads.append((q.answerable, 0.0, False))
+            counts["no_match_offtopic" if bundled else
+                   "no_match_answerable" if q.answerable else "no_match_unanswerable"] += 1
+            if not bundled:
+                reads.append((q.answerable, 0.0, False))
             continue
         if q.answerable:
             counts["found" if found else "missed"] += 1
             if found:
-                signals[True].append(got)
+                found_signals.append(got)
         else:
-            signals[False].append(got)
-        quote = answer.quote
-        correct = bool(q.answerable and quote and quote_correct(judge.judge(q), q, quote.text))
-        reads.append((q.answerable, quote.coverage if quote else 0.0, correct))
-    gate = calibrate(signals[True], signals[False], rule,
-                     config.gate.cost if cost is None else cost, f"{source} (train split)")
+            unanswerable.append((topic, got))
+        if not bundled:
+            quote = answer.quote
+            correct = bool(q.answerable and quote and quote_correct(judge.judge(q), q, quote.text))
+            reads.append((q.answerable, quote.coverage if quote else 0.0, correct))
+    groups = {t: sum(1 for g, _ in unanswerable if g == t) for t in ("on-topic", "off-topic")}
+    present = [t for t, m in groups.items() if m]
+    weights = ([len(unanswerable) / (len(present) * groups[t]) for t, _ in unanswerable]
+               if len(present) > 1 else None)
+    gate = calibrate(found_signals, [s for _, s in unanswerable], rule,
+                     config.gate.cost if cost is None else cost, f"{source} (train split)", weights)
+    by_topic = {}
+    for t in present:
+        values = [value(gate["score"], s) for g, s in unanswerable if g == t]
+        below = [v is not None and gate["threshold"] is not None and v < gate["threshold"] for v in values]
+        by_topic[t] = {"questions": groups[t], "declined": sum(below) / len(below),
+                       "above": len(below) - sum(below)}
+    every = [v for v in (value(gate["score"], s) for s in [*found_signals, *(s for _, s in unanswerable)])
+             if v is not None]
+    gate["score_range"] = [min(every), max(every)] if every else None
     gate.update({"settings": pipeline.scoring_settings(), "golden": source, "split": "train",
-                 "questions": counts})
+                 "questions": counts, "unanswerable_by_topic": by_topic,
+                 "weighted": weights is not None})
     return gate, _calibrate_reader(reads)
 
 

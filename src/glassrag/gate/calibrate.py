@@ -38,33 +38,56 @@ from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 RULES = ("cost", "balanced", "keep95")
 # below this many found answers or unanswerable questions, no interval means anything
 MIN_PER_CLASS = 5
+# a logistic combination fitted on fewer questions than this per signal is flagged (the rule
+# of thumb of ten events per variable, Peduzzi et al. 1996)
+PER_FEATURE = 10
 
 
-def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
+def auroc(positive: Sequence[float], negative: Sequence[float],
+          weights: Sequence[float] | None = None) -> float:
     """P(score of an answerable > score of an unanswerable) + ½ P(equal), by ranks:
-    (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋) with R₊ the rank sum of the positives (mid-ranks for ties)."""
+    (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋) with R₊ the rank sum of the positives (mid-ranks for ties).
+    With `weights` w_j on the unanswerable questions (each kind of them counting as much as
+    another, say), Σ_j w_j (#{p > n_j} + ½ #{p = n_j}) / (n₊ Σ_j w_j)."""
     pos = np.asarray(positive, dtype=np.float64)
     neg = np.asarray(negative, dtype=np.float64)
     if not pos.size or not neg.size:
         return math.nan
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        ordered = np.sort(pos)
+        below = np.searchsorted(ordered, neg, side="left")
+        at_or_below = np.searchsorted(ordered, neg, side="right")
+        wins = (pos.size - at_or_below) + 0.5 * (at_or_below - below)
+        return float((w * wins).sum() / (pos.size * w.sum()))
     ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
     r_pos = ranks[: pos.size].sum()
     return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))
 
 
 def auroc_interval(positive: Sequence[float], negative: Sequence[float], resamples: int = 2000,
-                   seed: int = 0) -> tuple[float, float]:
-    """95 % percentile bootstrap interval, each class resampled on its own (seeded)."""
+                   seed: int = 0, weights: Sequence[float] | None = None) -> tuple[float, float]:
+    """95 % percentile bootstrap interval, each class resampled on its own (seeded); with
+    `weights`, each resample's AUROC is weighted as `auroc` weighs."""
     pos = np.asarray(positive, dtype=np.float64)
     neg = np.asarray(negative, dtype=np.float64)
     if not pos.size or not neg.size:
         return math.nan, math.nan
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
     if pos.size * neg.size <= PAIRWISE_MAX:
-        values = resampled_auroc(pos, neg, *drawn_counts(pos.size, neg.size, resamples, seed))
+        drawn_pos, drawn_neg = drawn_counts(pos.size, neg.size, resamples, seed)
+        if w is None:
+            values = resampled_auroc(pos, neg, drawn_pos, drawn_neg)
+        else:
+            wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+            values = ((drawn_pos @ wins) * drawn_neg * w).sum(axis=1) / (pos.size * (drawn_neg @ w))
     else:
         rng = np.random.default_rng(seed)
-        values = np.array([auroc(pos[rng.integers(0, pos.size, pos.size)],
-                                 neg[rng.integers(0, neg.size, neg.size)]) for _ in range(resamples)])
+        values = []
+        for _ in range(resamples):
+            i, j = rng.integers(0, pos.size, pos.size), rng.integers(0, neg.size, neg.size)
+            values.append(auroc(pos[i], neg[j], None if w is None else w[j]))
+        values = np.array(values)
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
 
@@ -99,11 +122,13 @@ def resampled_auroc(pos: np.ndarray, neg: np.ndarray, drawn_pos: np.ndarray,
 
 
 def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
-          cost: float = 1.0) -> list[dict[str, float]]:
+          cost: float = 1.0, weights: Sequence[float] | None = None) -> list[dict[str, float]]:
     """kept/declined/cost at every threshold that changes either (a question with no hit
-    has score -inf: it is declined at every threshold)."""
+    has score -inf: it is declined at every threshold). With `weights` on the unanswerable
+    questions, declined(t) = Σ_j w_j [u_j < t] / Σ_j w_j."""
     a = np.asarray(answerable, dtype=np.float64)
     u = np.asarray(unanswerable, dtype=np.float64)
+    w = np.ones(u.size) if weights is None else np.asarray(weights, dtype=np.float64)
     both = np.concatenate([a, u])
     finite = np.unique(both[np.isfinite(both)])
     cuts = [float(finite[0]) - 1.0] if finite.size else [0.0]
@@ -113,11 +138,12 @@ def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
     # kept: the answerable at or above t; declined: the unanswerable below t (counted by a
     # binary search of each sorted class for all thresholds at once)
     n_kept = a.size - np.searchsorted(np.sort(a), cuts, side="left")
-    n_declined = np.searchsorted(np.sort(u), cuts, side="left")
+    order = np.argsort(u, kind="stable")
+    declined_weight = np.r_[0.0, np.cumsum(w[order])][np.searchsorted(u[order], cuts, side="left")]
     rows = []
-    for t, ka, du in zip(cuts, n_kept.tolist(), n_declined.tolist()):
+    for t, ka, du in zip(cuts, n_kept.tolist(), declined_weight.tolist()):
         kept = ka / a.size if a.size else 0.0
-        declined = du / u.size if u.size else 0.0
+        declined = du / w.sum() if u.size else 0.0
         rows.append({"threshold": t, "answerable_kept": kept, "unanswerable_declined": declined,
                      "balanced_accuracy": (kept + declined) / 2.0,
                      "cost": cost * (1.0 - kept) + (1.0 - declined)})
@@ -144,11 +170,11 @@ def objective(row: dict[str, float], rule: str, cost: float) -> float:
 
 
 def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, cost: float,
-              fitted: bool) -> dict[str, Any]:
+              fitted: bool, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """One candidate score: its AUROC with interval, and the rule's outcome on it."""
-    low, high = auroc_interval(pos, neg)
-    chosen = choose(sweep(pos, neg, cost), rule, cost)
-    return {"signal": name, "auroc": auroc(pos, neg), "low": low, "high": high, "fitted": fitted,
+    low, high = auroc_interval(pos, neg, weights=weights)
+    chosen = choose(sweep(pos, neg, cost, weights), rule, cost)
+    return {"signal": name, "auroc": auroc(pos, neg, weights), "low": low, "high": high, "fitted": fitted,
             "objective": objective(chosen, rule, cost), "kept": chosen["answerable_kept"],
             "declined": chosen["unanswerable_declined"]}
 
@@ -160,15 +186,18 @@ def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
-              cost: float, source: str) -> dict[str, Any]:
+              cost: float, source: str, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """Choose the gate's score and threshold from each train question's signals.
 
     Every signal every question has is a candidate, and so is their logistic-regression
-    combination, scored out of fold (cross-validated). The gate reads the candidate that
+    combination, scored out of fold (cross-validated). Only a candidate that separates (its
+    AUROC interval lies above 0.5) can be chosen; among those the gate reads the one that
     does best where the gate operates: the least cost (the rule's objective) at the
     threshold the rule picks on it, ties broken by the higher AUROC; the combination must
-    beat every single signal to be chosen. Without separation (the chosen score's AUROC
-    interval reaches 0.5) the threshold is None.
+    beat every single separating signal to be chosen. Only when no candidate separates is
+    the threshold None, and `why` names the one that came closest (the highest lower bound).
+    `weights`: one per unanswerable question (e.g. each kind, on-topic and off-topic,
+    weighing as much in total), used in every AUROC and every share declined.
     """
     if not unanswerable:
         raise ConfigError(
@@ -181,29 +210,46 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
                           "the sweep needs found answers to see what declining costs")
     if rule not in RULES:
         raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
+    if weights is not None and len(weights) != len(unanswerable):
+        raise ValueError(f"{len(weights)} weights for {len(unanswerable)} unanswerable questions")
     names = sorted(set.intersection(*(set(s) for s in [*answerable, *unanswerable])))
     scores = {n: ([s[n] for s in answerable], [s[n] for s in unanswerable]) for n in names}
-    table = [candidate(n, *scores[n], rule, cost, False) for n in names]
-    best = min(table, key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
+    table = [candidate(n, *scores[n], rule, cost, False, weights) for n in names]
+
+    def order(r: dict[str, Any]) -> tuple:
+        return (r["objective"], -r["auroc"], r["signal"])
+
+    separating = [r for r in table if r["low"] > 0.5]
+    best = min(separating or table, key=order)
     score: dict[str, Any] = {"kind": "signal", "name": best["signal"]}
     if len(names) > 1 and min(len(answerable), len(unanswerable)) >= CV_FOLDS:
-        scores["combined"] = combined_oof(answerable, unanswerable, names)
-        combo = candidate("combined", *scores["combined"], rule, cost, True)
+        scores["combined"] = combined_oof(answerable, unanswerable, names, weights=weights)
+        combo = candidate("combined", *scores["combined"], rule, cost, True, weights)
         table.append(combo)
-        if all(beats(combo, r) for r in table[:-1]):
+        if combo["low"] > 0.5 and all(beats(combo, r) for r in separating):
             best = combo
-            score = fit_combined(answerable, unanswerable, names)
-    table.sort(key=lambda r: (r["objective"], -r["auroc"], r["signal"]))
+            score = fit_combined(answerable, unanswerable, names, weights)
+    table.sort(key=order)
     few = min(len(answerable), len(unanswerable)) < MIN_PER_CLASS
     separable = bool(best["low"] > 0.5) and not few
+    closest = max(table, key=lambda r: (r["low"], r["signal"]))
     why = (f"too few train questions to tell: {len(answerable)} found answers and {len(unanswerable)} "
            f"unanswerable (at least {MIN_PER_CLASS} of each are needed)" if few else
            "" if separable else
-           f"the AUROC interval [{best['low']:.2f}, {best['high']:.2f}] reaches 0.5")
-    rows = sweep(*scores[best["signal"]], cost)
+           f"no signal's AUROC interval lies above 0.5; the closest, {closest['signal']}, has "
+           f"[{closest['low']:.2f}, {closest['high']:.2f}]")
+    rows = sweep(*scores[best["signal"]], cost, weights)
     chosen = choose(rows, rule, cost)
+    warnings = []
+    if not separable:
+        warnings.append("the gate cannot do better than chance on this train split, so it declines "
+                        "nothing but questions that match no passage: " + why)
+    n = len(answerable) + len(unanswerable)
+    if score["kind"] == "combined" and n < PER_FEATURE * len(names):
+        warnings.append(f"the combination of {len(names)} signals was fitted on {n} questions, fewer "
+                        f"than {PER_FEATURE} a signal: its weights are unstable; label more train questions")
     return {"score": score, "threshold": chosen["threshold"] if separable else None, "rule": rule,
             "cost": cost, "separable": separable, "why": why,
             "auroc": {k: best[k] for k in ("auroc", "low", "high")},
             "signals": table, "chosen": chosen, "sweep": rows,
-            "n_answerable": len(answerable), "n_unanswerable": len(unanswerable)}
+            "n_answerable": len(answerable), "n_unanswerable": len(unanswerable), "warnings": warnings}

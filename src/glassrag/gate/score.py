@@ -23,12 +23,17 @@ def _rows(signals: Sequence[dict[str, float]], names: Sequence[str]) -> np.ndarr
     return np.array([[float(s[n]) for n in names] for s in signals], dtype=np.float64).reshape(-1, len(names))
 
 
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def _fit(x: np.ndarray, y: np.ndarray, v: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     mean = x.mean(axis=0)
     std = x.std(axis=0)
     std[std == 0] = 1.0
-    w, c = fit_logistic((x - mean) / std, y)
+    w, c = fit_logistic((x - mean) / std, y, sample_weight=v)
     return mean, std, w, c
+
+
+def _sample_weights(n_answerable: int, weights: Sequence[float] | None) -> np.ndarray | None:
+    """Each answerable question weighs 1, each unanswerable its calibration weight."""
+    return None if weights is None else np.r_[np.ones(n_answerable), np.asarray(weights, dtype=np.float64)]
 
 
 def folds(n: int, k: int, seed: int) -> np.ndarray:
@@ -39,25 +44,28 @@ def folds(n: int, k: int, seed: int) -> np.ndarray:
 
 
 def combined_oof(answerable: Sequence[dict[str, float]], unanswerable: Sequence[dict[str, float]],
-                 names: Sequence[str], seed: int = 0) -> tuple[list[float], list[float]]:
+                 names: Sequence[str], seed: int = 0,
+                 weights: Sequence[float] | None = None) -> tuple[list[float], list[float]]:
     """Out-of-fold combined scores of the answerable and the unanswerable questions
-    (folds stratified: each class is split into CV_FOLDS parts on its own)."""
+    (folds stratified: each class is split into CV_FOLDS parts on its own; `weights`: the
+    unanswerable questions' weights in the fit, as in the calibration's shares)."""
     x = np.vstack([_rows(answerable, names), _rows(unanswerable, names)])
     y = np.r_[np.ones(len(answerable)), np.zeros(len(unanswerable))]
+    v = _sample_weights(len(answerable), weights)
     fold = np.r_[folds(len(answerable), CV_FOLDS, seed), folds(len(unanswerable), CV_FOLDS, seed + 1)]
     out = np.zeros(len(y))
     for f in range(CV_FOLDS):
         train = fold != f
-        mean, std, w, c = _fit(x[train], y[train])
+        mean, std, w, c = _fit(x[train], y[train], None if v is None else v[train])
         out[~train] = (x[~train] - mean) / std @ w + c
     return out[: len(answerable)].tolist(), out[len(answerable):].tolist()
 
 
 def fit_combined(answerable: Sequence[dict[str, float]], unanswerable: Sequence[dict[str, float]],
-                 names: Sequence[str]) -> dict[str, Any]:
+                 names: Sequence[str], weights: Sequence[float] | None = None) -> dict[str, Any]:
     x = np.vstack([_rows(answerable, names), _rows(unanswerable, names)])
     y = np.r_[np.ones(len(answerable)), np.zeros(len(unanswerable))]
-    mean, std, w, c = _fit(x, y)
+    mean, std, w, c = _fit(x, y, _sample_weights(len(answerable), weights))
     return {"kind": "combined", "names": list(names), "mean": mean.tolist(), "std": std.tolist(),
             "weights": w.tolist(), "bias": c}
 

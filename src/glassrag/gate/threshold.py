@@ -24,9 +24,12 @@ SCORING_SECTIONS = ("analyze", "lsa", "neural", "bm25", "retrieve", "fuse", "ver
                     "mmr", "cap")
 
 
-def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str) -> dict[str, Any]:
+def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str,
+                     answerability: str | None = None) -> dict[str, Any]:
     """The flat settings a calibration is valid for: `{"bm25.k1": 1.5, ...}`, the answer's k
-    (coverage reads the top k), the reranker actually used and a digest of its weights."""
+    (coverage reads the top k), the reranker actually used and a digest of its weights, and
+    the answerability model (its name, depth and a digest of its file: another model's
+    scores are on another scale)."""
     flat = {f"{section}.{name}": value for section, values in config.to_dict().items()
             if section in SCORING_SECTIONS for name, value in values.items()}
     flat["answer.k"] = config.answer.k
@@ -34,6 +37,9 @@ def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method
     if rerank_method == "learned" and reranker is not None:
         weights = json.dumps([reranker.get("weights"), reranker.get("bias"), reranker.get("mean")])
         flat["rerank.trained"] = hashlib.sha256(weights.encode()).hexdigest()[:12]
+    flat["gate.answerability"] = answerability
+    if answerability is not None:
+        flat["gate.answerability_depth"] = config.gate.answerability_depth
     return json.loads(json.dumps(flat, default=str))  # as stored: lists, not tuples
 
 

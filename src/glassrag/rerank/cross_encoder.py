@@ -7,7 +7,9 @@ With `blend` = β > 0 the final score keeps part of the first-stage ranking:
     score = (1 − β) · minmax(ce) + β · minmax(first-stage score)
 
 The model loads lazily from a local folder or an installed package's folder, with
-`HF_HUB_OFFLINE=1`: glassrag never downloads weights.
+`HF_HUB_OFFLINE=1`: glassrag never downloads weights. `bundled` is the model trained here
+(rerank/cross_onnx.py); a folder holding an ONNX model runs through ONNX Runtime without
+torch, any other through sentence-transformers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from glassrag.errors import ConfigError
 from glassrag.fuse.normalize import min_max
 from glassrag.models import installed_model_folder, load
 from glassrag.query import Query
+from glassrag.rerank.cross_onnx import BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder, shared
 from glassrag.schema import Hit
 
 
@@ -30,6 +33,8 @@ def resolve_model_path(model: str) -> Path:
         raise ConfigError("no cross-encoder model is set",
                           "set [rerank] model to a local folder with a sentence-transformers "
                           "CrossEncoder (config.json, weights, tokenizer)")
+    if model == BUNDLED:
+        return bundled_folder()
     path = Path(model).expanduser()
     folder = path if path.is_dir() else installed_model_folder(model)
     if folder is not None:
@@ -61,6 +66,8 @@ class CrossEncoderReranker:
                 "blend": self.blend}
 
     def load(self) -> Any:
+        if self._model is None and is_onnx_folder(self.path):  # no torch needed
+            self._model = shared(self.path, "int8" if (self.path / "model.int8.onnx").is_file() else "fp32")
         if self._model is None:
             self._model = load("CrossEncoder", self.path, "a cross-encoder",
                                "the folder needs config.json, the weights and the tokenizer files "
@@ -72,8 +79,12 @@ class CrossEncoderReranker:
         if not head:
             return hits, []
         pairs = [(query.question, self.texts[h.chunk_id]) for h in head]
-        ce = np.asarray(self.load().predict(pairs, batch_size=self.batch_size,
-                                            show_progress_bar=False), dtype=np.float64).ravel()
+        model = self.load()
+        if isinstance(model, OnnxCrossEncoder):
+            ce = model.predict(pairs, batch_size=self.batch_size)
+        else:
+            ce = np.asarray(model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
+                            dtype=np.float64).ravel()
         score = ce if self.blend == 0 else (
             (1 - self.blend) * min_max(ce) + self.blend * min_max(np.array([h.score for h in head])))
         order = np.argsort(-score, kind="stable")

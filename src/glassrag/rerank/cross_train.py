@@ -162,3 +162,53 @@ def export(model: Any, tokenizer: Any, out: Path) -> dict[str, str]:
     shutil.copy(out / "tokenizer" / "tokenizer.json", out / "tokenizer.json")
     shutil.rmtree(out / "tokenizer")
     return {f: sha256(out / f) for f in ("model.onnx", "model.int8.onnx", "tokenizer.json")}
+
+
+def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """On pairs the model never saw: the AUROC of a question's own paragraph against the
+    paragraphs of its article that do not hold its answer (same-article) and against another
+    article's (other-article), with a bootstrap interval, and milliseconds a pair."""
+    from glassrag.gate.calibrate import auroc, auroc_interval
+    from glassrag.rerank.cross_onnx import OnnxCrossEncoder
+
+    ce = OnnxCrossEncoder(folder, precision)
+    started = time.perf_counter()
+    scores = ce.predict([(r["question"], r["passage"]) for r in rows])
+    spent = time.perf_counter() - started
+    out: dict[str, Any] = {"pairs": len(rows), "ms_per_pair": round(1000 * spent / max(1, len(rows)), 2)}
+    own = [s for s, r in zip(scores, rows) if r["label"] == 1]
+    for kind in ("same-article", "other-article"):
+        neg = [s for s, r in zip(scores, rows) if r["label"] == 0 and r.get("kind") == kind]
+        if own and neg:
+            low, high = auroc_interval(own, neg)
+            out[kind] = {"auroc": round(auroc(own, neg), 4), "low": round(low, 4), "high": round(high, 4),
+                         "n_own": len(own), "n_negative": len(neg)}
+    return out
+
+
+def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, heldout: Path | None = None,
+                     heldout_limit: int | None = None, base: str = BASE, seed: int = 0,
+                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Fit on the first `limit` pairs of `pairs_file`, export to `out` (model.onnx,
+    model.int8.onnx, tokenizer.json) and write out/meta.json: how it was trained, on what
+    (the pairs file's SHA-256, the kinds of pair), the files' SHA-256 and, with `heldout`,
+    what both precisions measure on pairs it never saw. Returns the meta record."""
+    import os
+    import platform
+
+    pairs = read_pairs(pairs_file, limit)
+    if not pairs or len({p["label"] for p in pairs}) < 2:
+        raise ConfigError(f"{pairs_file}: {len(pairs)} pairs, not both labels",
+                          "the model needs pairs that answer (label 1) and pairs that do not (label 0)")
+    model, tokenizer, record = fit(pairs, base, seed=seed, progress=progress)
+    record["files"] = export(model, tokenizer, out)
+    record["data"] = {"pairs_file": pairs_file.name, "pairs_sha256": sha256(pairs_file),
+                      "kinds": {k: sum(1 for p in pairs if p.get("kind") == k)
+                                for k in sorted({str(p.get("kind")) for p in pairs})}}
+    if heldout is not None:
+        held = read_pairs(heldout, heldout_limit)
+        record["heldout"] = {"file": heldout.name, "sha256": sha256(heldout),
+                             **{p: heldout_figures(out, p, held) for p in ("fp32", "int8")}}
+    record["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
+    (out / "meta.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record

@@ -22,16 +22,20 @@ from glassrag.rerank.features import FEATURES, FeatureMaker
 from glassrag.schema import Hit
 
 
-def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> tuple[np.ndarray, float]:
-    """Weights and bias of L2 logistic regression (bias not penalised), by L-BFGS."""
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0,
+                 sample_weight: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Weights and bias of L2 logistic regression (bias not penalised), by L-BFGS:
+    minimises Σ_i v_i log(1 + exp(−y_i (w·x_i + c))) / n + l2/(2n) |w|² with sample weights
+    v_i (all 1 when not given; they are scaled to mean 1)."""
     n, d = x.shape
     signs = np.where(y > 0, 1.0, -1.0)
+    v = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64) * n / np.sum(sample_weight)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, c = theta[:d], theta[d]
         margin = signs * (x @ w + c)
-        value = np.logaddexp(0.0, -margin).mean() + l2 / (2 * n) * w @ w
-        g = -signs * (1.0 / (1.0 + np.exp(margin)))  # d loss_i / d score_i
+        value = (v * np.logaddexp(0.0, -margin)).mean() + l2 / (2 * n) * w @ w
+        g = -v * signs * (1.0 / (1.0 + np.exp(margin)))  # d loss_i / d score_i
         grad_w = x.T @ g / n + l2 / n * w
         return float(value), np.append(grad_w, g.mean())
 

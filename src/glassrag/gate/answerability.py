@@ -1,0 +1,90 @@
+"""The answerability signals: a cross-encoder reads the question with each of the top
+`depth` passages of the ranking the gate sees and gives a logit s_i (log-odds that the
+passage answers the question). The gate's candidates are
+
+    answerability         = max_i s_i                  (the best passage's log-odds)
+    answerability_margin  = s_(1) − s_(2)              (how far it stands above the next one; 0 with one)
+
+Unlike every lexical or retrieval score, this one reads question and passage together, so
+it can tell "the passage is about the question's topic" from "the passage answers it".
+What a high score does not mean: that the passage is true, current, or the whole answer;
+the bundled model learned from Wikipedia paragraphs (SQuAD 1.1 train articles), and its
+scale is calibrated per corpus like every other signal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from glassrag.errors import ConfigError
+from glassrag.rerank.cross_onnx import BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder, shared
+
+OFF = ("", "none", "off")
+
+
+def model_folder(name: str) -> Path | None:
+    """The folder of the answerability model `name` (None: switched off)."""
+    if name in OFF:
+        return None
+    folder = bundled_folder() if name == BUNDLED else Path(name).expanduser()
+    if not is_onnx_folder(folder):
+        raise ConfigError(
+            f"gate.answerability {name!r}: {folder} holds no ONNX cross-encoder",
+            "a folder needs model.onnx or model.int8.onnx and tokenizer.json (glassrag "
+            "train-cross-encoder makes one); set gate.answerability = \"none\" to leave it out")
+    return folder
+
+
+def read_by(calibration: dict | None) -> bool:
+    """Whether a stored calibration's score reads an answerability signal."""
+    score = (calibration or {}).get("score") or {}
+    names = [score.get("name", "")] if score.get("kind") == "signal" else score.get("names", [])
+    return any(str(n).startswith("answerability") for n in names)
+
+
+def precision_of(folder: Path) -> str:
+    return "int8" if (folder / "model.int8.onnx").is_file() else "fp32"
+
+
+@lru_cache(maxsize=16)
+def _digest(path: str, size: int, mtime: float) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:12]
+
+
+def model_digest(folder: Path) -> str:
+    """A short digest of the model file: another model invalidates a calibration."""
+    file = folder / ("model.int8.onnx" if precision_of(folder) == "int8" else "model.onnx")
+    stat = os.stat(file)
+    return _digest(str(file), stat.st_size, stat.st_mtime)
+
+
+def signals(scores: Sequence[float]) -> dict[str, float]:
+    """answerability and answerability_margin of the top passages' logits."""
+    if not len(scores):
+        return {}
+    s = np.sort(np.asarray(scores, dtype=np.float64))[::-1]
+    return {"answerability": float(s[0]), "answerability_margin": float(s[0] - s[1]) if s.size > 1 else 0.0}
+
+
+class Answerability:
+    """Scores (question, passage) pairs with the model of `folder`, loaded on first use and
+    shared by every pipeline of the process."""
+
+    def __init__(self, folder: Path, depth: int) -> None:
+        self.folder = folder
+        self.depth = depth
+        self.model: OnnxCrossEncoder = shared(folder, precision_of(folder))
+
+    def scores(self, question: str, chunk_ids: Sequence[str], text: Callable[[str], str]) -> list[float]:
+        ids = list(chunk_ids)[: self.depth]
+        return self.model.predict([(question, text(c)) for c in ids]).tolist()
