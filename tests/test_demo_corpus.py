@@ -98,7 +98,8 @@ def test_golden_set_shape(golden):
     splits = Counter(q.split for q in golden)
     assert splits["train"] >= 70 and splits["test"] >= 50
     kinds = Counter(q.kind for q in golden)
-    assert set(kinds) == set(KINDS)
+    # every kind but off-topic: the off-topic questions are the bundled set beside it (evaluate/offtopic.py)
+    assert set(kinds) == set(KINDS) - {"off-topic"}
     assert all(n >= 10 for n in kinds.values()), kinds
     assert kinds["unanswerable"] >= 20
 

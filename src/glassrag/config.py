@@ -227,8 +227,9 @@ class GateSettings:
                                        "(one model call each)", "experiment answerability-gate",
                                        low=1, high=50)
     offtopic: bool = setting(True, "calibrate with the bundled off-topic questions' train half as more "
-                             "unanswerable ones (weighted as much as the golden set's own), and report "
-                             "the test half's declines in every evaluation", "experiment answerability-gate")
+                             "unanswerable ones (weighted as much as the golden set's own); every "
+                             "evaluation with the gate on reports the test half's declines either way",
+                             "experiment offtopic-negatives")
 
 
 @dataclass(frozen=True)

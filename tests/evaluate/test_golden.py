@@ -100,7 +100,7 @@ def test_shape_and_label_problems_are_reported_in_one_pass(tmp_path: Path, index
         load_golden(write(tmp_path, rows), documents=index.documents)
     assert info.value.problems == [
         (2, "unknown kind 'trivia'; use one of lookup, paraphrase, identifier, named-term, multi-doc, "
-            "table, outdated, unanswerable"),
+            "table, outdated, unanswerable, off-topic"),
         (2, "q2: document 'nomanual' is not in the index"),
         (3, "id 'q1' already used on line 1"),
         (3, "q1: manual has no locator '§ 9 Nothing'"),

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glassrag.errors import GoldenError
-from glassrag.evaluate.golden import KINDS, SPLITS, load_golden, parse_json, parse_line
+from glassrag.evaluate.golden import KINDS, UNANSWERABLE_KINDS, SPLITS, load_golden, parse_json, parse_line
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
@@ -31,9 +31,9 @@ def valid_lines(draw) -> dict:
     if answerable:
         docs = draw(st.lists(TEXT, min_size=2, max_size=3, unique=True))
         line["answers"] = [{"doc": d, "locator": draw(st.text(max_size=10)), "text": ""} for d in docs]
-        line["kind"] = draw(st.sampled_from([k for k in KINDS if k != "unanswerable"]))
+        line["kind"] = draw(st.sampled_from([k for k in KINDS if k not in UNANSWERABLE_KINDS]))
     else:
-        line["kind"] = draw(st.sampled_from(["unanswerable", ""]))
+        line["kind"] = draw(st.sampled_from([*UNANSWERABLE_KINDS, ""]))
     return line
 
 

@@ -309,10 +309,12 @@ def test_the_summary_names_and_which_of_them_are_zero_or_one(index):
     assert sorted(run.ranking.metrics) == ["answer_intact", "hit@1", "hit@10", "hit@5", "mrr@10", "ndcg@10",
                                            "precision@5", "recall@100", "recall@5", "source_recall@5"]
     assert sorted(run.answer.metrics) == [
-        "answer_visible@5", "budget_recall", "declined_answerable", "declined_unanswerable", "hit@1", "hit@5",
-        "locator_hit@5", "mrr@5", "ndcg@5", "reader_accuracy", "reader_declined_unanswerable", "recall@5",
-        "source_recall@5"]
-    zero_one = [("ranking", "answer_intact"), ("ranking", "hit@5"), ("answer", "answer_visible@5"),
+        "answer_visible@5", "budget_recall", "declined_answerable", "declined_offtopic", "declined_unanswerable",
+        "hit@1", "hit@5", "locator_hit@5", "mrr@5", "ndcg@5", "reader_accuracy", "reader_declined_unanswerable",
+        "recall@5", "source_recall@5"]
+    # the bundled off-topic questions' test half, beside the golden set's own
+    assert run.answer.metrics["declined_offtopic"]["n"] == 200
+    zero_one = [("answer", "declined_offtopic"), ("ranking", "answer_intact"), ("ranking", "hit@5"), ("answer", "answer_visible@5"),
                 ("answer", "locator_hit@5"), ("answer", "declined_answerable"),
                 ("answer", "declined_unanswerable"), ("answer", "reader_accuracy"), ("answer", "budget_recall"),
                 ("answer", "reader_declined_unanswerable"), ("answer", "hit@1")]

@@ -149,7 +149,9 @@ def test_a_k1_change_reruns_bm25_but_not_lsa_and_a_gate_change_reruns_nothing_be
     assert first.stage("bm25").params["k1"] == 1.5 and changed_k1.stage("bm25").params["k1"] == 0.9
     misses = cache.misses
     no_gate = Pipeline(index, index.config.with_overrides(gate={"enabled": False}), cache).run(question)
-    assert cache.misses == misses  # every stage before and after the gate reused
+    # every stage before and after the gate reused; the one miss is the gate's own signals,
+    # which without the gate do not read the answerability model its calibration reads
+    assert cache.misses == misses + 1
     assert [t.name for t in no_gate.trace] == [t.name for t in first.trace]
     assert no_gate.stage("rerank").hits == first.stage("rerank").hits
 

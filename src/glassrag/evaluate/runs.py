@@ -155,7 +155,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     add("answer", "budget_recall", answerable, lambda r: float(r["in_budget"]), "hit")
     add("answer", "reader_declined_unanswerable", unanswerable,
         lambda r: float(not (r["quote"] or {}).get("found")), "declined")
-    offtopic = offtopic_declines(pipeline) if pipeline.config.gate.enabled and pipeline.config.gate.offtopic else None
+    offtopic = offtopic_declines(pipeline) if pipeline.config.gate.enabled else None
     if offtopic is not None:  # the bundled off-topic test half: beside the golden set, not in it
         summary["answer"]["declined_offtopic"] = interval("declined", offtopic["values"])
 

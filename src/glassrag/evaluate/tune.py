@@ -166,6 +166,10 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
     every = [v for v in (value(gate["score"], s) for s in [*found_signals, *(s for _, s in unanswerable)])
              if v is not None]
     gate["score_range"] = [min(every), max(every)] if every else None
+    if extra and not groups["on-topic"]:
+        gate["warnings"].append(f"{source} has no unanswerable question on its own topic in the train split: "
+                                "the gate learned to decline off-topic questions only; add questions the "
+                                "documents do not answer, about what they are about")
     gate.update({"settings": pipeline.scoring_settings(), "golden": source, "split": "train",
                  "questions": counts, "unanswerable_by_topic": by_topic,
                  "weighted": weights is not None})

@@ -76,6 +76,13 @@ def signals(scores: Sequence[float]) -> dict[str, float]:
     return {"answerability": float(s[0]), "answerability_margin": float(s[0] - s[1]) if s.size > 1 else 0.0}
 
 
+# (model file, question, chunk id) -> logit: a chunk id is its content's hash, so a pair
+# scored once is never scored again in this process (a sweep's configurations, an
+# evaluation's repeated questions); bounded, oldest first out
+_SCORED: dict[tuple[str, str, str], float] = {}
+MAX_SCORED = 200_000
+
+
 class Answerability:
     """Scores (question, passage) pairs with the model of `folder`, loaded on first use and
     shared by every pipeline of the process."""
@@ -87,4 +94,13 @@ class Answerability:
 
     def scores(self, question: str, chunk_ids: Sequence[str], text: Callable[[str], str]) -> list[float]:
         ids = list(chunk_ids)[: self.depth]
-        return self.model.predict([(question, text(c)) for c in ids]).tolist()
+        file = str(self.model.file)
+        todo = [c for c in ids if (file, question, c) not in _SCORED]
+        if todo:
+            # one pair a call: no padding, so a pair's logit is the same whatever it was scored with
+            pairs = [(question, text(c)) for c in todo]
+            for c, s in zip(todo, self.model.predict(pairs, batch_size=1).tolist()):
+                _SCORED[(file, question, c)] = s
+            while len(_SCORED) > MAX_SCORED:
+                del _SCORED[next(iter(_SCORED))]
+        return [_SCORED[(file, question, c)] for c in ids]

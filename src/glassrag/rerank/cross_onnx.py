@@ -79,7 +79,7 @@ class OnnxCrossEncoder:
             except Exception as err:  # the runtime's own error: say which file
                 raise ConfigError(f"cannot load the cross-encoder {self.file}: {err}",
                                   "re-create the folder with glassrag train-cross-encoder") from None
-            tok.enable_truncation(self.max_length, strategy="only_second")
+            tok.enable_truncation(self.max_length, strategy="longest_first")  # a long question too
             tok.enable_padding(pad_id=0, pad_token="[PAD]")
             self._tokenizer = tok
             self._inputs = {i.name for i in self._session.get_inputs()}
