@@ -23,7 +23,7 @@ from rich.text import Text
 from glassrag import __version__
 from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune
 from glassrag.cli.common import err
-from glassrag.errors import GlassragError
+from glassrag.errors import DiskError, GlassragError
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
@@ -54,6 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.hint:
             err.print(f"  → {e.hint}", markup=False)
         return e.exit_code
+    except OSError as e:  # a write the library did not name: a full or read-only disk still gets a message
+        disk = DiskError.of(e.filename or "a file", e, "the index is as it was before")
+        if disk is None:
+            raise
+        err.print(Text.assemble(("error: ", "red"), disk.problem))
+        err.print(f"  → {disk.hint}", markup=False)
+        return disk.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
