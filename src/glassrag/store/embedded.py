@@ -205,6 +205,25 @@ class EmbeddedStore:
         if name is None:
             raise StoreError(f"{self.path} is not a glassrag index (no {POINTER} file)",
                              f"build one there: glassrag ingest PATH --index {self.path}")
+        try:
+            return self._read_named(name)
+        except StoreError:
+            # a writer may have made a new generation current and deleted this one while it was
+            # opened: that is a lost race, not damage; read CURRENT again, once
+            now = self._current_name()
+            if now is None or now == name:
+                raise
+        try:
+            return self._read_named(now)
+        except StoreError as err:
+            if self._current_name() == now:
+                raise
+            raise StoreError(f"{self.path} changed twice while it was being read (writers made "
+                             f"{now} and then {self._current_name()})",
+                             "run the command again once the writes are over; the index is not damaged") from err
+
+    def _read_named(self, name: str) -> Index:
+        """The generation `name`, or StoreError saying what is damaged."""
         folder = self.path / name
         self._read_from, self._has_read = name, True
         try:
