@@ -16,6 +16,7 @@ sub-commands to the parser. The only place that turns errors into messages and e
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Callable, Sequence
 
 from rich.text import Text
@@ -61,6 +62,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print(Text.assemble(("error: ", "red"), disk.problem))
         err.print(f"  → {disk.hint}", markup=False)
         return disk.exit_code
+    except Exception as e:  # noqa: BLE001 - only psycopg's, re-raised otherwise
+        psycopg = sys.modules.get("psycopg")
+        if psycopg is None or not isinstance(e, psycopg.Error):
+            raise
+        from glassrag.store.pgschema import lost, parse_location
+
+        url = str(getattr(args, "index", None) or "postgresql://")
+        stored = lost(parse_location(url if url.startswith("postgres") else "postgresql://"), e,
+                      "reading or writing")
+        err.print(Text.assemble(("error: ", "red"), stored.problem))
+        err.print(f"  → {stored.hint}", markup=False)
+        return stored.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
