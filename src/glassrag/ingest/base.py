@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +22,20 @@ class Extracted:
     format: str
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+
+# The most characters a loader may extract from the file being read (ingest/__init__.py sets
+# it per file from --max-text-mb and --max-text-ratio): a 0.47 MB DOCX once became 59 MB of
+# text. TextBuilder stops as soon as its text passes it, so the work is bounded too.
+TEXT_LIMIT: ContextVar[int | None] = ContextVar("TEXT_LIMIT", default=None)
+
+
+class TextTooLarge(Exception):
+    """The extracted text passed TEXT_LIMIT (load_document names the file and the limit)."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(f"{length} characters")
+        self.length = length
 
 
 class TextBuilder:
@@ -47,6 +62,9 @@ class TextBuilder:
             self._length += 1
         self._parts.append(block)
         self._length += len(block)
+        limit = TEXT_LIMIT.get()
+        if limit is not None and self._length > limit:
+            raise TextTooLarge(self._length)
 
     def _close(self) -> None:
         if self._open is None:
