@@ -5,6 +5,7 @@ Every error says what was wrong (which file, line or value) and what to do about
 
 from __future__ import annotations
 
+import errno
 import re
 
 
@@ -51,6 +52,25 @@ class StoreError(GlassragError):
     """An index folder is missing, unreadable, or of another format version."""
 
     exit_code = 3
+
+
+class DiskError(GlassragError):
+    """A write failed because the disk is full, over quota or read-only: whatever was being
+    written was removed, and what was there before is intact."""
+
+    exit_code = 7
+    ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+    def __init__(self, path: str, err: OSError, what: str = "nothing was changed") -> None:
+        reason = {errno.EROFS: "the file system is read-only"}.get(err.errno or 0, "the disk is full")
+        super().__init__(f"cannot write {visible(str(path))}: {reason} ({err.strerror or err})",
+                         f"free some space or choose a writable folder, then run the command again; {what}")
+        self.path = path
+
+    @classmethod
+    def of(cls, path: str, err: OSError, what: str = "nothing was changed") -> "DiskError | None":
+        """The DiskError for `err` when it is one of a full or read-only disk, else None."""
+        return cls(path, err, what) if err.errno in cls.ERRNOS else None
 
 
 class QueryError(GlassragError):

@@ -70,11 +70,12 @@ def indexed_text(doc: Document, chunk: Chunk, header: bool) -> str:
 
 def build_index(paths: list[Path], config: Config, previous: Index | None = None,
                 prune: bool = False, max_bytes: int | None = None,
-                progress: Progress | None = None, cache_dir: Path | None = None,
+                max_text: tuple[float, float] | None = None, progress: Progress | None = None, cache_dir: Path | None = None,
                 spool_dir: Path | None = None) -> tuple[Index, IngestReport]:
     """Ingest `paths` into a new Index, reusing what `previous` already holds. Documents and
     chunks are spooled to unlinked files in `spool_dir` (the system's temporary folder
-    when None)."""
+    when None). `max_text`: (MB, ratio) that bound each file's extracted text
+    (ingest.text_limit; its defaults when None)."""
     threads.configure()  # LSA's QR steps on one BLAS thread (glassrag/threads.py)
     report = IngestReport()
     beir_paths = [p for p in paths if is_beir(p)]
@@ -113,7 +114,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
             if unchanged(doc_id, file_hash(data)):
                 report.unchanged.append(doc_id)
                 continue
-            doc, warnings = load_document(path, doc_id, data)
+            doc, warnings = load_document(path, doc_id, data, *(max_text or ()))
         except IngestError as err:
             report.failed.append(err)
             continue

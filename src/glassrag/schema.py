@@ -426,6 +426,10 @@ class Run(_Plain):
         for stage, metrics in data["stages"].items():
             need(isinstance(metrics, dict) and all(isinstance(m, dict) for m in metrics.values()),
                  f"stage {stage!r} should map metric names to {{\"value\", ...}}")
+        from glassrag.evaluate.run_shape import run_problem
+
+        wrong = run_problem(data)  # every nested field, so no reader meets a rank given as a string
+        need(wrong is None, str(wrong))
         names = {f.name for f in fields(cls)}
         return cls(**{**{k: v for k, v in data.items() if k in names}, **sections,
                       "code_version": data.get("code_version"), "glassrag_version": str(data.get("glassrag_version")),

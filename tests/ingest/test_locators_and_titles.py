@@ -3,6 +3,9 @@ whose number changes, print stamps in the margin, and title candidates."""
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from glassrag.ingest.base import heading_locators
 from glassrag.ingest.docx import load_docx
 from glassrag.ingest.markdown import load_markdown
@@ -95,3 +98,34 @@ def test_title_candidates_in_order():
     # one the first page shows wins
     assert choose_title("Travel Policy", "Travel Policy 2025", "", "t") == "Travel Policy"
     assert choose_title("Travel Policy", "", "", "t") == "Travel Policy"
+
+
+def quadratic_locators(sections: tuple[Section, ...]) -> list[str]:
+    """The definition, as first written: every section's path against every other's."""
+    paths = [s.heading_path for s in sections if s.locator.startswith("§ ") and s.heading_path]
+    out = []
+    for s in sections:
+        path = s.heading_path
+        if not (s.locator.startswith("§ ") and path):
+            out.append(s.locator)
+            continue
+        for k in range(1, len(path) + 1):
+            tail = path[-k:]
+            if all(p == path for p in paths if p[-k:] == tail):
+                break
+        out.append("§ " + " › ".join(tail))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["A", "B", "Notes", "Setup"]), min_size=0, max_size=4), max_size=12))
+def test_one_pass_locators_equal_the_pairwise_definition(paths: list[list[str]]):
+    """Issue 28, item 5: the one-pass locators (linear in the sections) give exactly what the
+    pairwise comparison gave, repeated paths, a path that is another's end and no path included."""
+    sections = tuple(Section(f"§ {p[-1]}" if p else "page 1", i, i + 1, tuple(p)) for i, p in enumerate(paths))
+    assert [s.locator for s in heading_locators(sections)] == quadratic_locators(sections)
+
+
+def test_a_path_that_ends_another_keeps_its_whole_path():
+    sections = (Section("§ B", 0, 1, ("B",)), Section("§ B", 1, 2, ("A", "B")), Section("§ B", 2, 3, ("B",)))
+    assert [s.locator for s in heading_locators(sections)] == ["§ B", "§ A › B", "§ B"]

@@ -17,6 +17,7 @@ sub-commands to the parser. The only place that turns errors into messages and e
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Callable, Sequence
 
 from rich.text import Text
@@ -24,7 +25,7 @@ from rich.text import Text
 from glassrag import __version__
 from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune
 from glassrag.cli.common import err
-from glassrag.errors import GlassragError
+from glassrag.errors import DiskError, GlassragError
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo)
@@ -55,6 +56,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.hint:
             err.print(f"  → {e.hint}", markup=False)
         return e.exit_code
+    except OSError as e:  # a write the library did not name: a full or read-only disk still gets a message
+        disk = DiskError.of(e.filename or "a file", e, "the index is as it was before")
+        if disk is None:
+            raise
+        err.print(Text.assemble(("error: ", "red"), disk.problem))
+        err.print(f"  → {disk.hint}", markup=False)
+        return disk.exit_code
+    except Exception as e:  # noqa: BLE001 - only psycopg's, re-raised otherwise
+        psycopg = sys.modules.get("psycopg")
+        if psycopg is None or not isinstance(e, psycopg.Error):
+            raise
+        from glassrag.store.pgschema import lost, parse_location
+
+        url = str(getattr(args, "index", None) or "postgresql://")
+        stored = lost(parse_location(url if url.startswith("postgres") else "postgresql://"), e,
+                      "reading or writing")
+        err.print(Text.assemble(("error: ", "red"), stored.problem))
+        err.print(f"  → {stored.hint}", markup=False)
+        return stored.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130

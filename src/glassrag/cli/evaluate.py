@@ -56,11 +56,16 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
         from glassrag.evaluate.beir import load_beir_questions
 
         questions = load_beir_questions(Path(args.file), "all")
+        if not questions:
+            raise GoldenError(str(args.file), [(0, "no qrels (qrels/train.tsv, qrels/test.tsv), so no question "
+                                                   "has an answer: nothing could be evaluated")])
         problems = check_against(questions, documents) if documents is not None else []
         if problems:
             raise GoldenError(str(args.file), problems)
     else:
         questions = load_golden(Path(args.file), documents=documents)
+        if not questions:
+            raise GoldenError(str(args.file), [(0, "no questions: nothing could be evaluated")])
     table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
     table.add_column("kind")
     for split in ("train", "test"):

@@ -33,6 +33,13 @@ def add_parser(sub: Any) -> None:
                    help="drop indexed documents under PATHS whose files are gone")
     p.add_argument("--max-mb", type=finite_number(0, False), default=100.0,
                    help="refuse files larger than this many MB (1024 × 1024 bytes)")
+    from glassrag.ingest import MAX_TEXT_MB, MAX_TEXT_RATIO
+
+    p.add_argument("--max-text-mb", type=finite_number(0, False), default=MAX_TEXT_MB,
+                   help=f"refuse files whose extracted text passes this many MB (default {MAX_TEXT_MB:g})")
+    p.add_argument("--max-text-ratio", type=finite_number(0, False), default=MAX_TEXT_RATIO,
+                   help="refuse files whose text passes this many times their size, above 1 MB of text "
+                        f"(default {MAX_TEXT_RATIO:g}: real documents gave up to 2.3, a DOCX bomb 125)")
     p.add_argument("--wait", type=finite_number(0, True), default=60.0, metavar="SECONDS",
                    help="how long to wait while another glassrag writes this index (default 60)")
     p.add_argument("--embedder", help="also embed with a neural model: minilm (bundled "
@@ -43,12 +50,14 @@ def add_parser(sub: Any) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     return ingest(args.index, args.paths, config_file=args.config,
                   chunk={key: getattr(args, key) for key in CHUNK_FLAGS}, prune=args.prune,
-                  max_mb=args.max_mb, embedder=args.embedder, wait=args.wait)
+                  max_mb=args.max_mb, embedder=args.embedder, wait=args.wait,
+                  max_text=(args.max_text_mb, args.max_text_ratio))
 
 
 def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | None = None,
            chunk: dict[str, Any] | None = None, prune: bool = False, max_mb: float = 100.0,
-           embedder: str | None = None, wait: float = 60.0) -> int:
+           embedder: str | None = None, wait: float = 60.0,
+           max_text: tuple[float, float] | None = None) -> int:
     """Reads `paths` into the index at `location` and prints the report; the exit code.
 
     Holds the index's writer lock from reading the previous index to writing the new one,
@@ -69,6 +78,7 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
             task = bar.add_task("reading", total=None)
             index, report = build_index(
                 [Path(p) for p in paths], config, previous, prune=prune, max_bytes=int(max_mb * 1024 * 1024),
+                max_text=max_text,
                 progress=lambda step, done, total: bar.update(task, description=step, completed=done,
                                                               total=total or None),
                 cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location))

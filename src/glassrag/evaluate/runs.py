@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from glassrag import __version__
-from glassrag.errors import QueryError
+from glassrag.errors import DiskError, QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
 from glassrag.evaluate.golden import Question, locator_matches
 from glassrag.evaluate.grade import SCORES, grade
@@ -201,10 +201,14 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
 
 def write_run_file(run: Run, target: Path) -> None:
     """The run as JSON, written atomically (a temporary file renamed into place)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(target)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)  # no partial file left; a previous run file stays as it was
+        raise DiskError.of(str(target), err, "no run file was written") or err
 
 
 def generation_record(q: Question | None, generation: Generation, titles: list[str],

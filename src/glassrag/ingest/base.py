@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,20 @@ class Extracted:
     warnings: tuple[str, ...] = ()
 
 
+# The most characters a loader may extract from the file being read (ingest/__init__.py sets
+# it per file from --max-text-mb and --max-text-ratio): a 0.47 MB DOCX once became 59 MB of
+# text. TextBuilder stops as soon as its text passes it, so the work is bounded too.
+TEXT_LIMIT: ContextVar[int | None] = ContextVar("TEXT_LIMIT", default=None)
+
+
+class TextTooLarge(Exception):
+    """The extracted text passed TEXT_LIMIT (load_document names the file and the limit)."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(f"{length} characters")
+        self.length = length
+
+
 class TextBuilder:
     """Appends blocks of text, opening a new section at each heading or page.
 
@@ -32,12 +47,12 @@ class TextBuilder:
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._length = 0
-        self._open: tuple[str, int, tuple[str, ...]] | None = None
+        self._open: tuple[str, int, tuple[str, ...], int] | None = None  # locator, start, path, first part
         self._sections: list[Section] = []
 
     def open_section(self, locator: str, heading_path: tuple[str, ...] = ()) -> None:
         self._close()
-        self._open = (locator, self._length, heading_path)
+        self._open = (locator, self._length, heading_path, len(self._parts))
 
     def add(self, block: str) -> None:
         if self._open is None:
@@ -47,16 +62,23 @@ class TextBuilder:
             self._length += 1
         self._parts.append(block)
         self._length += len(block)
+        limit = TEXT_LIMIT.get()
+        if limit is not None and self._length > limit:
+            raise TextTooLarge(self._length)
 
     def _close(self) -> None:
         if self._open is None:
             return
-        locator, start, path = self._open
+        locator, start, path, part = self._open
         if self._length > start:
-            text = "".join(self._parts)
-            # a section starts after the separator that joined it
-            while start < self._length and text[start] == "\n":
-                start += 1
+            # a section starts after the separator that joined it: skip the newlines that open
+            # its own parts (not the whole text joined per section: that was quadratic)
+            while part < len(self._parts):
+                newlines = len(self._parts[part]) - len(self._parts[part].lstrip("\n"))
+                start += newlines
+                if newlines < len(self._parts[part]):
+                    break
+                part += 1
             self._sections.append(Section(locator, start, self._length, path))
         self._open = None
 
@@ -76,17 +98,20 @@ def heading_locators(sections: tuple[Section, ...]) -> tuple[Section, ...]:
     (`§ V2 Authentication › Control Objective` where every chapter has a `Control
     Objective`; `§ Refunds` where the heading is unique). Sections whose whole paths are
     the same keep the whole path: nothing tells them apart."""
-    paths = [s.heading_path for s in sections if s.locator.startswith(HEADING) and s.heading_path]
+    # owner[tail]: the one distinct path that ends with tail, or None when several do; one pass
+    # over every path's ends, so the work is the sum of path lengths squared, not sections²
+    owner: dict[tuple[str, ...], tuple[str, ...] | None] = {}
+    for path in dict.fromkeys(s.heading_path for s in sections if s.locator.startswith(HEADING) and s.heading_path):
+        for k in range(1, len(path) + 1):
+            tail = path[-k:]
+            owner[tail] = path if tail not in owner else None
     out = []
     for s in sections:
         path = s.heading_path
         if not (s.locator.startswith(HEADING) and path):
             out.append(s)
             continue
-        for k in range(1, len(path) + 1):
-            tail = path[-k:]
-            if all(p == path for p in paths if p[-k:] == tail):
-                break
+        tail = next((path[-k:] for k in range(1, len(path) + 1) if owner[path[-k:]] == path), path)
         out.append(replace(s, locator=HEADING + PATH_SEPARATOR.join(tail)))
     return tuple(out)
 

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from glassrag import __version__
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
-from glassrag.errors import StoreError
+from glassrag.errors import DiskError, StoreError
 from glassrag.lexical.bm25 import TermCounts, bm25_weights
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Stored
 from glassrag.store.lock import LOCK_FILE, WriterLock
@@ -115,8 +115,17 @@ class EmbeddedStore:
             _fsync(pointer_tmp)
             old = self._current_name()
             os.replace(pointer_tmp, self.path / POINTER)
-        except BaseException:
+        except BaseException as err:
             shutil.rmtree(tmp, ignore_errors=True)
+            try:  # the pointer's temporary file, and a generation renamed in but never made current
+                (self.path / f".{POINTER}.tmp").unlink(missing_ok=True)
+                if (self.path / name).exists() and self._current_name() != name:
+                    shutil.rmtree(self.path / name, ignore_errors=True)
+            except OSError:
+                pass
+            if isinstance(err, OSError) and (disk := DiskError.of(str(self.path), err,
+                                                                  "the index is as it was before")):
+                raise disk from None
             raise
         self._read_from, self._has_read = name, True
         if old and old != name:
@@ -196,6 +205,25 @@ class EmbeddedStore:
         if name is None:
             raise StoreError(f"{self.path} is not a glassrag index (no {POINTER} file)",
                              f"build one there: glassrag ingest PATH --index {self.path}")
+        try:
+            return self._read_named(name)
+        except StoreError:
+            # a writer may have made a new generation current and deleted this one while it was
+            # opened: that is a lost race, not damage; read CURRENT again, once
+            now = self._current_name()
+            if now is None or now == name:
+                raise
+        try:
+            return self._read_named(now)
+        except StoreError as err:
+            if self._current_name() == now:
+                raise
+            raise StoreError(f"{self.path} changed twice while it was being read (writers made "
+                             f"{now} and then {self._current_name()})",
+                             "run the command again once the writes are over; the index is not damaged") from err
+
+    def _read_named(self, name: str) -> Index:
+        """The generation `name`, or StoreError saying what is damaged."""
         folder = self.path / name
         self._read_from, self._has_read = name, True
         try:

@@ -55,7 +55,13 @@ class Location:
 
 
 def parse_location(url: str) -> Location:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number is found here, not at connect
+    except ValueError as e:
+        raise StoreError(f"{redact(url)} is not a PostgreSQL URL ({e})",
+                         "write it as postgresql://USER@HOST:PORT/DB?schema=NAME "
+                         "(an IPv6 host in brackets: postgresql://[::1]:5432/DB)") from None
     query = parse_qsl(parts.query, keep_blank_values=True)
     schema = next((v for k, v in query if k == "schema"), DEFAULT_SCHEMA)
     if not IDENTIFIER.match(schema):
@@ -83,6 +89,15 @@ def connect(location: Location, autocommit: bool = False) -> Any:
         raise StoreError(f"cannot connect to {redact(location.conninfo)}: {first}",
                          "check that the server runs and the URL (host, port, database, user) is right; "
                          "a local server for trying: python -m glassrag.store.pgserver DIR") from None
+
+
+def lost(location: Location, err: Exception, doing: str) -> StoreError:
+    """The StoreError for a psycopg error in the middle of a command (the server stopped, the
+    connection broke): every write is one transaction, so nothing half-written stays."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return StoreError(f"PostgreSQL failed while {doing} {location}: {redact(first)}",
+                      "check that the server runs and run the command again; a write is one transaction, "
+                      "so the index is as it was before it")
 
 
 def check_vector(conn: Any) -> None:
@@ -153,8 +168,21 @@ def stored_format(conn: Any, loc: Location) -> int | None:
                          "AND table_name = 'meta'", (loc.schema,)).fetchone()
     if found is None:
         return None
+    columns = {r[0]: r[1] for r in conn.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = %s "
+        "AND table_name = 'meta'", (loc.schema,)).fetchall()}
+    if columns != {"key": "text", "value": "jsonb"}:
+        raise StoreError(f"{loc} holds a table meta that is not a glassrag index's (its columns: "
+                         f"{', '.join(sorted(columns)) or 'none'}); another application may use this schema",
+                         "choose another schema: add ?schema=NAME to the URL; nothing was read or written")
     row = conn.execute(f"SELECT value FROM {loc.table('meta')} WHERE key = 'format_version'").fetchone()
-    return int(row[0]) if row else None
+    if row is None:
+        return None
+    if not isinstance(row[0], int) or isinstance(row[0], bool):
+        raise StoreError(f"{loc}: the index's format_version is {str(row[0])[:40]!r}, not a whole number",
+                         "the meta table was edited or written by something else: drop the schema and "
+                         f"ingest again (DROP SCHEMA {loc.schema} CASCADE)")
+    return row[0]
 
 
 def ensure(conn: Any, loc: Location) -> None:

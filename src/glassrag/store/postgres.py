@@ -27,7 +27,7 @@ from glassrag.lexical.bm25 import TermCounts
 from glassrag.store.base import Embedded, Index, Stored
 from glassrag.store import pgschema
 from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
-                                     stored_format)
+                                     lost, stored_format)
 from glassrag.store.pgtables import PgChunks, PgDocuments
 
 POLL_SECONDS = 0.2
@@ -96,14 +96,21 @@ class PostgresStore:
     def write(self, index: Index) -> None:
         from glassrag.store.pgwrite import write_index
 
+        import psycopg
+
         conn = connect(self.loc)
         try:
             self._read_generation = write_index(conn, self.loc, index, self._read_generation)
+        except psycopg.Error as e:
+            raise lost(self.loc, e, "writing") from None
+        try:
             conn.autocommit = True
             # after the commit (VACUUM runs outside a transaction): the visibility map, so BM25
             # reads postings by index-only scans, and fresh statistics for the planner
             t = self.loc.table
             conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}")
+        except psycopg.Error:
+            pass  # the index is written and committed; only the planner's statistics are older
         finally:
             conn.close()
 

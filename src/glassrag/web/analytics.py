@@ -78,7 +78,7 @@ class AnalyticsView:
             "by_kind": self._by_kind(sel) if sel else None,
             "gate": self._gate(),
             "reranker": self._reranker(),
-            "sweeps": sweeps(self.source.path),
+            "sweeps": sweeps(self.source.folder) if self.source.folder is not None else [],
         }
 
     # runs ----------------------------------------------------------------------------------

@@ -98,6 +98,8 @@ class Source:
         self._runs: dict[str, tuple[float, RunFile]] = {}
         self._golden: tuple[str | None, Golden | None] | None = None
         self._judge: Judge | None = None
+        # the folder beside which runs, sweeps and lab runs are kept; an index in PostgreSQL has none
+        self.folder: Path | None = None if is_postgres(str(path)) else Path(path)
         self._titles: list[str] | None = None
 
     # the index -------------------------------------------------------------------------

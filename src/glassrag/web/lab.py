@@ -35,7 +35,7 @@ def bench_of(source: Source) -> Bench:
         for old in [k for k in _benches if k[0] == key[0]]:
             del _benches[old]
     questions, golden = _questions(source)
-    made = Bench(source.name, index, tuple(questions), golden, source.path)
+    made = Bench(source.name, index, tuple(questions), golden, source.folder)
     with _lock:
         _benches[key] = made
     return made
