@@ -30,4 +30,8 @@ def demo_questions() -> list[str]:
         if line.strip():
             q = json.loads(line)
             by_id[q["id"]] = q["question"]
-    return [by_id[i] for i in SHOWCASE if i in by_id] or list(by_id.values())[:3]
+    chosen = [by_id[i] for i in SHOWCASE if i in by_id] or list(by_id.values())[:3]
+    # and one question about something else entirely: the bundled off-topic set's first test one
+    from glassrag.evaluate.offtopic import offtopic_questions
+
+    return [*chosen, *[q.question for q in offtopic_questions("test")[:1]]]
