@@ -81,6 +81,16 @@ def test_printed_numbers_need_one_offset_on_most_pages():
     assert printed_numbers(scattered) == {}
 
 
+def test_dates_and_times_on_page_edges_are_no_page_numbers():
+    """Issue 27: a 16-page listing printed from Excel was cited `p. 6 (PDF page 1)`, its
+    edge rows' dates 06/22/2015, 07/22/2015 … read as page numbers."""
+    for shape in ("{:02d}/22/2015", "2015-{:02d}-22", "22.{:02d}.2015", "{}:30:22"):
+        pages = [page(("Listing", 700), (shape.format(n + 5), 40)) for n in range(1, 17)]
+        assert printed_numbers(pages) == {}, shape
+    numbered = [page(("Printed 06/22/2015 14:30", 700), (f"Page {n + 9}", 40)) for n in range(1, 6)]
+    assert printed_numbers(numbered) == {i: i + 10 for i in range(5)}
+
+
 def test_title_candidates_in_order():
     assert is_junk("PowerPoint Presentation") and is_junk("Slide 1") and is_junk("")
     assert is_junk("Microsoft Word - report.docx") and is_junk("draft_v2.pdf")
