@@ -159,6 +159,16 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
                           "check the file's permissions") from None
 
 
+# what an empty extraction means, by format: only a PDF is, in practice, a scan
+EMPTY_HINT = {
+    ".pdf": "if it is a scan, it needs OCR before glassrag can read it",
+    ".docx": "the document holds no text (empty paragraphs and tables, or only pictures); "
+             "fill it in, or leave it out of the folder",
+    ".pptx": "the slides hold no text (only pictures or empty boxes); leave the deck out, or add text",
+    ".xlsx": "every sheet is empty; fill one in, or leave the workbook out of the folder",
+}
+
+
 def load_document(path: Path, doc_id: str, data: bytes) -> tuple[Document, tuple[str, ...]]:
     """Run the file's loader and check its extraction; returns the document and any
     warnings (the loader's, then the quality check's when its verdict is not `ok`)."""
@@ -170,8 +180,8 @@ def load_document(path: Path, doc_id: str, data: bytes) -> tuple[Document, tuple
         raise IngestError(str(path), f"could not be parsed: {type(err).__name__}: {err}",
                           "check that the file opens in its usual program") from err
     if not extracted.text.strip():
-        raise IngestError(str(path), "no text could be extracted",
-                          "if it is a scan, it needs OCR before glassrag can read it")
+        raise IngestError(str(path), "no text could be extracted", EMPTY_HINT.get(
+            path.suffix.lower(), "the file holds no text; add some, or leave it out of the folder"))
     doc = Document(
         id=doc_id,
         title=extracted.title,
