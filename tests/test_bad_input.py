@@ -71,7 +71,8 @@ def golden_file(tmp_path: Path, *lines: str | bytes) -> Path:
     ("[" * 100_000 + "]" * 100_000, "not usable JSON: nested too deeply"),
     ('{"id": null, "question": "x", "answerable": false}', "'id' must be a non-empty string or a whole number, not null"),
     ('{"id": "q", "question": "caf\\ud800", "answerable": false}', "a lone surrogate \\ud800 (not valid Unicode)"),
-])
+], ids=["id-5000-digits", "nested-100k", "id-null", "lone-surrogate"])  # short ids: pytest puts
+# the id into PYTEST_CURRENT_TEST, and a 200 kB one makes subprocesses fail with E2BIG (issue 27)
 def test_a_bad_golden_line_is_a_golden_error(tmp_path: Path, line: str, reason: str):
     golden = golden_file(tmp_path, json.dumps(GOOD), line)
     r = glassrag("golden", "check", golden)

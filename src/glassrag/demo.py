@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-DEMO = Path(__file__).parent / "data" / "demo"
+DATA = Path(__file__).parent / "data"
+DEMO = DATA / "demo"
 
 # the questions `glassrag demo` asks (ids from golden.jsonl): an error code whose near-twin
 # belongs to another product, a paraphrase whose answer BM25 and LSA both rank too low,
@@ -19,6 +20,22 @@ def demo_docs() -> Path:
 
 def demo_golden() -> Path:
     return DEMO / "golden.jsonl"
+
+
+def bundled_log() -> Path:
+    """The experiment log that chose glassrag's defaults, as shipped inside the package (in a
+    source checkout a link to experiments/; in the wheel a copy), so an installed glassrag's
+    development page shows the measurements its docstrings cite."""
+    return DATA / "experiments"
+
+
+def default_log(cwd: Path | None = None) -> Path | None:
+    """The log `serve` shows without --log: ./experiments when the folder it runs in has one
+    (a checkout being worked on), else the bundled one, else none."""
+    here = (cwd or Path.cwd()) / "experiments"
+    if here.is_dir():
+        return here
+    return bundled_log() if bundled_log().is_dir() else None
 
 
 def demo_questions() -> list[str]:

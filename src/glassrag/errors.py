@@ -98,7 +98,9 @@ class GoldenError(GlassragError):
         lines = "\n".join(f"  {visible(path)}:{line}: {visible(reason)}" for line, reason in problems)
         super().__init__(
             f"{visible(path)}: {len(problems)} problem(s)\n{lines}",
-            "fix the lines above; nothing was evaluated",
+            "fix the lines above; nothing was evaluated"
+            + ("; `glassrag documents --index DIR` lists the index's document ids and locators"
+               if any("is not in the index" in r or "has no locator" in r for _, r in problems) else ""),
         )
         self.path = path
         self.problems = problems

@@ -382,7 +382,7 @@ class Pipeline:
         marks: tuple[tuple[int, int], ...] = ()
         if not asks_for_a_name(question):
             lo, hi = max(a, start), min(b, end)
-            marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze))
+            marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze, question))
         return start, end, marks
 
 

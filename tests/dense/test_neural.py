@@ -125,3 +125,22 @@ def test_hnsw_finds_what_exact_search_finds():
 
 def scores_cut(search, q):
     return float(np.median(search.search(q, 10)[1]))
+
+
+def test_query_instruction_from_a_config_file_is_used(corpus: Path, tmp_path: Path):
+    """Issue 27: `neural.query_instruction` set by --config was listed as coming from the file
+    and ignored: the retriever rebuilt the embedder from the index's stored parameters."""
+    from glassrag.config import layered
+    from glassrag.indexer import with_embedder
+
+    config = with_embedder(Config().with_overrides(lsa={"dim": 4}), "minilm")
+    index, _ = build_index([corpus], config, cache_dir=tmp_path / "cache")
+    toml = tmp_path / "other.toml"
+    toml.write_text('[neural]\nquery_instruction = "query: "\n')
+    q = "What does the mirror motor error mean?"
+    plain = Pipeline(index).run(q).stage("minilm")
+    instructed = Pipeline(index, layered(index.config, toml, {}, built=True)).run(q).stage("minilm")
+    assert plain.notes[0].startswith("query instruction ''")
+    assert instructed.notes[0].startswith("query instruction 'query: '")
+    assert instructed.params["query_instruction"] == "query: "
+    assert [h.score for h in instructed.hits] != [h.score for h in plain.hits]

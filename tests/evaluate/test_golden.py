@@ -69,7 +69,7 @@ def test_labels_checked_against_the_index(tmp_path: Path, index):
                                               "text": "E-4107 means the battery"}], "must_contain": []}]
     problems = check_against(load_golden(write(tmp_path, rows)), index.documents)
     assert problems == [
-        (2, "q2: document 'nomanual' is not in the index"),
+        (2, "q2: document 'nomanual' is not in the index; did you mean 'manual'?"),
         (3, "q3: manual has no locator '§ 9 Nothing'"),
         (4, "q4: answer text is not verbatim in manual § 2.1 Sensor errors: 'E-4107 means the battery'"),
     ]
@@ -101,7 +101,7 @@ def test_shape_and_label_problems_are_reported_in_one_pass(tmp_path: Path, index
     assert info.value.problems == [
         (2, "unknown kind 'trivia'; use one of lookup, paraphrase, identifier, named-term, multi-doc, "
             "table, outdated, unanswerable, off-topic"),
-        (2, "q2: document 'nomanual' is not in the index"),
+        (2, "q2: document 'nomanual' is not in the index; did you mean 'manual'?"),
         (3, "id 'q1' already used on line 1"),
         (3, "q1: manual has no locator '§ 9 Nothing'"),
     ]
@@ -337,7 +337,7 @@ def test_every_answer_of_a_question_is_checked():
     assert check_against([q], {"m": doc, "t": text}) == [
         (5, "q: document 'nodoc' is not in the index"),
         (5, "q: t has lines 1-3, not 'lines 4-5'"),
-        (5, "q: m has no locator 'p. 9'"),
+        (5, "q: m has no locator 'p. 9'; did you mean 'p. 1'?"),
         (5, "q: answer text is not verbatim in m p. 1: '" + "x" * 60 + "'")]
 
 
@@ -353,3 +353,21 @@ def test_the_known_fields_become_the_question_and_only_the_rest_is_extra():
                               "note": "x"}, 1)
     assert problems == [] and q is not None
     assert (q.split, q.kind, q.must_contain, q.extra) == ("train", "lookup", ("because",), {"note": "x"})
+
+
+def test_unknown_ids_and_locators_get_did_you_mean(tmp_path: Path, index):
+    """Issue 27: a misspelt id or locator named no valid one; the closest are suggested, the id
+    without an extension first, and the hint names `glassrag documents`."""
+    from glassrag.evaluate.golden import did_you_mean
+
+    assert did_you_mean("manual.md", ["manual", "warranty"]) == "; did you mean 'manual'?"
+    assert did_you_mean("Manual", ["manual"]) == "; did you mean 'manual'?"
+    assert did_you_mean("zzz", ["manual"]) == ""
+    assert did_you_mean("§ Sensor eror", ["§ Sensor errors", "§ Setup"]) == "; did you mean '§ Sensor errors'?"
+    rows = [GOOD, {**GOOD, "id": "q2", "answers": [{"doc": "manual", "locator": "§ 2.1 Sensor eror"}],
+                   "must_contain": []}]
+    with pytest.raises(GoldenError) as info:
+        load_golden(write(tmp_path, rows), documents=index.documents)
+    assert info.value.problems == [(2, "q2: manual has no locator '§ 2.1 Sensor eror'; "
+                                       "did you mean '§ 2.1 Sensor errors' or '§ 2.2 Power errors'?")]
+    assert "glassrag documents" in info.value.hint

@@ -196,6 +196,19 @@ def test_leaked_tags_in_parentheses_after_brackets_and_at_a_line_start():
     assert leaked("Context: Passage 1 [2] <|end|>") == ["[2]", "Passage 1", "Context:", "<|end|>"]
 
 
+def test_a_date_or_a_range_in_brackets_is_no_label():
+    """Issue 27: "(2025-02-11)" and "(3-5)" counted as leaked tags and foreign citations."""
+    assert leaked("Updated on (2025-02-11).") == []
+    assert leaked("It takes (3-5) days.") == []
+    assert leaked("It takes (3 - 5) days.") == []
+    assert leaked("See [3-5] and (Document 3-5).") == ["[3-5]", "(Document 3-5)"]
+    assert citations("Since (2025-02-11), it takes (3-5) days [2].") == ["2025-02-11", "2"]
+    assert judge_citation("2025-02-11", PASSAGES, []) == "none"
+    assert judge_citation("3-5", PASSAGES, []) == "foreign"  # [3-5] of two passages
+    got = grade("Since (2025-02-11) it takes (3-5) days.", PASSAGES, [], lambda t: t.split())
+    assert got["leaked_tags"] == 0.0 and got["foreign_citations"] == 0.0
+
+
 def test_refusal_hedges_one_by_one():
     assert refusal("The answer is: Not in the documents. Sorry.") == "refused"  # the form inside
     assert refusal("NOT IN THE  DOCUMENTS") == "refused"

@@ -166,3 +166,17 @@ def test_cli_exit_code_is_5_when_some_files_failed(messy: Path, tmp_path: Path):
     for name, why in EXPECTED_FAILURES.items():
         assert f"{messy / name}: {why}" in errors
     assert (tmp_path / "idx").exists()
+
+
+def test_a_docx_of_empty_tables_is_not_told_it_needs_ocr(tmp_path):
+    """Issue 27: a DOCX holding only empty tables was told "if it is a scan, it needs OCR"."""
+    from glassrag.errors import IngestError
+    from glassrag.ingest import load_document
+    from tests.ingest.build_files import docx_bytes
+
+    path = tmp_path / "empty.docx"
+    data = docx_bytes([("table", [["", ""], ["", ""]])])
+    with pytest.raises(IngestError) as info:
+        load_document(path, "empty", data)
+    assert "no text could be extracted" in str(info.value)
+    assert "OCR" not in info.value.hint and "empty paragraphs and tables" in info.value.hint

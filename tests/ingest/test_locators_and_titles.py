@@ -84,6 +84,27 @@ def test_printed_numbers_need_one_offset_on_most_pages():
     assert printed_numbers(scattered) == {}
 
 
+def test_dates_and_times_on_page_edges_are_no_page_numbers():
+    """Issue 27: a 16-page listing printed from Excel was cited `p. 6 (PDF page 1)`, its
+    edge rows' dates 06/22/2015, 07/22/2015 … read as page numbers."""
+    for shape in ("{:02d}/22/2015", "2015-{:02d}-22", "22.{:02d}.2015", "{}:30:22"):
+        pages = [page(("Listing", 700), (shape.format(n + 5), 40)) for n in range(1, 17)]
+        assert printed_numbers(pages) == {}, shape
+    numbered = [page(("Printed 06/22/2015 14:30", 700), (f"Page {n + 9}", 40)) for n in range(1, 6)]
+    assert printed_numbers(numbered) == {i: i + 10 for i in range(5)}
+
+
+def test_sentence_tails_section_headings_and_print_stamps_are_no_titles():
+    """Issue 27: PDF titles "them.", "1 Introduction", "BOOKING ORDER Print Date 12/15/2024 14:30:22"."""
+    assert is_junk("them.") and is_junk("1 Introduction") and is_junk("2.1 Background")
+    assert not is_junk("iPhone field guide") and not is_junk("1984 annual report")
+    assert choose_title("", "them.", "Survey of sparse retrieval", "p07") == "Survey of sparse retrieval"
+    assert choose_title("", "1 Introduction", "", "paper") == "paper"
+    assert choose_title("", "BOOKING ORDER Print Date 12/15/2024 14:30:22", "", "b") == "BOOKING ORDER"
+    assert choose_title("Order printed 2024-12-15", "", "", "b") == "Order"
+    assert choose_title("", "Verification Standard 4.0.3", "", "b") == "Verification Standard 4.0.3"
+
+
 def test_title_candidates_in_order():
     assert is_junk("PowerPoint Presentation") and is_junk("Slide 1") and is_junk("")
     assert is_junk("Microsoft Word - report.docx") and is_junk("draft_v2.pdf")

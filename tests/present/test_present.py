@@ -39,6 +39,20 @@ def test_highlight_marks_answer_words_not_question_words():
     assert [text[a:b] for a, b in spans] == ["tilt sensor lost calibration"]
 
 
+def test_highlight_skips_section_numbers_and_keeps_quantities():
+    """Issue 27: the bold marked a section number ("5.3") and most words of the sentence
+    instead of the answer ("about 4 minutes")."""
+    question = "How long does the battery take to warm up?"
+    terms = set(A(question))
+    text = "5.3 Battery warm-up\nThe battery needs about 4 minutes of warm-up in cold weather."
+    spans = answer_words(text, 0, len(text), terms, A, question)
+    assert [text[a:b] for a, b in spans] == ["4 minutes"]
+    every = answer_words(text, 0, len(text), terms, A)
+    assert "5.3" not in [text[a:b] for a, b in every] and "4 minutes" in " ".join(text[a:b] for a, b in every)
+    text = "The probation period is six months."  # no digits: every content word as before
+    assert answer_words(text, 0, len(text), set(A("How long is probation?")), A, "How long is probation?")
+
+
 def test_no_highlight_when_asking_for_a_name():
     assert asks_for_a_name("What is the overnight update window called?")
     assert asks_for_a_name("What's the name for the loan instrument?")

@@ -70,6 +70,7 @@ def test_ask_page_shows_excerpt_citation_score_and_route(client: TestClient):
         assert f"<strong>{p['excerpt'][a:b]}" in unescape(html)
     assert "learned reranker" in page and "not a guarantee" in page
     assert "Also found" in page and "Reader" in page
+    assert "numbered by its rank" in page  # issue 27: "also found" read 2, 4, 3, 5 unexplained
     # the route: a column per ranking stage, with its name, rank rows and joining lines
     assert '<svg class="route"' in html
     drawn = [c["name"] for c in data["route"]["columns"]]

@@ -23,12 +23,12 @@ from typing import Callable, Sequence
 from rich.text import Text
 
 from glassrag import __version__
-from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune
+from glassrag.cli import ask, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune
 from glassrag.cli.common import err
 from glassrag.errors import DiskError, GlassragError
 
 # in the order `glassrag --help` lists their commands
-GROUPS = (ingest, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo)
+GROUPS = (ingest, documents, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo)
 
 DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
                "and see every stage's route to the answer, evaluate each stage on a golden set, "

@@ -19,11 +19,27 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="build the bundled demo index and ask its example questions")
     p.add_argument("--index", default=".glassrag/demo", help="where to build the demo index "
                                                              "(default .glassrag/demo)")
+    p.add_argument("--where", action="store_true",
+                   help="print where the installed package keeps the demo's documents, golden set "
+                        "and experiment log (for the README's commands), and build nothing")
     p.set_defaults(run=cmd_demo)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.where:
+        return where()
     return demo(Path(args.index))
+
+
+def where() -> int:
+    """The bundled demo's paths, one `name<TAB>path` a line, so a pip user can put them in
+    the README's commands (`--golden "$(glassrag demo --where | grep golden | cut -f2)"`)."""
+    from glassrag.demo import DEMO, bundled_log, demo_docs, demo_golden
+
+    rows = {"docs": demo_docs(), "golden": demo_golden(), "sources": DEMO / "sources", "log": bundled_log()}
+    for name, path in rows.items():
+        print(f"{name}\t{path}")
+    return 0
 
 
 def demo(index: Path) -> int:

@@ -14,7 +14,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     p.add_argument("--log", type=Path, help="the experiment log the development page shows "
-                                            "(default: ./experiments when there is one)")
+                                            "(default: ./experiments when there is one, else the log "
+                                            "bundled with glassrag)")
     p.set_defaults(run=cmd_serve)
 
 
@@ -26,7 +27,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"the web app needs its extra ({e.name} is missing)",
                           "pip install 'glassrag[web]'") from None
+    from glassrag.demo import default_log
     from glassrag.store import is_postgres
 
-    log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
+    log = args.log if args.log is not None else default_log()
     return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)

@@ -8,11 +8,12 @@ number and never stop at the first.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from glassrag.errors import GoldenError
 
@@ -292,7 +293,8 @@ def check_against(questions: list[Question], documents: Mapping[str, Any]) -> li
         for a in q.answers:
             doc = documents.get(a.doc)
             if doc is None:
-                problems.append((q.line, f"{q.id}: document {a.doc!r} is not in the index"))
+                problems.append((q.line, f"{q.id}: document {a.doc!r} is not in the index"
+                                         f"{did_you_mean(a.doc, documents)}"))
                 continue
             where = doc.text
             lines = line_range(a.locator) if getattr(doc, "format", "") == "text" else None
@@ -307,7 +309,8 @@ def check_against(questions: list[Question], documents: Mapping[str, Any]) -> li
             elif a.locator:
                 sections = [s for s in doc.sections if s.locator == a.locator]
                 if not sections:
-                    problems.append((q.line, f"{q.id}: {a.doc} has no locator {a.locator!r}"))
+                    problems.append((q.line, f"{q.id}: {a.doc} has no locator {a.locator!r}"
+                                             f"{did_you_mean(a.locator, [s.locator for s in doc.sections])}"))
                     continue
                 where = "\n".join(doc.section_text(s) for s in sections)
             if a.text and normalize_space(a.text) not in normalize_space(where):
@@ -315,3 +318,17 @@ def check_against(questions: list[Question], documents: Mapping[str, Any]) -> li
                 problems.append((q.line, f"{q.id}: answer text is not verbatim in {place}: "
                                          f"{a.text[:60]!r}"))
     return problems
+
+
+def did_you_mean(wrong: str, valid: Iterable[str], n: int = 3) -> str:
+    """`; did you mean 'a' or 'b'?` naming the closest valid values (difflib's ratio >= 0.6,
+    case ignored; the id without its extension first, for `manual.md` against `manual`), or
+    nothing when none is close (`glassrag documents` lists them all: GoldenError's hint)."""
+    valid = list(dict.fromkeys(valid))
+    by_lower = {v.lower(): v for v in valid}
+    exact = [by_lower[w] for w in (wrong.lower(), wrong.lower().rsplit(".", 1)[0]) if w in by_lower]
+    close = difflib.get_close_matches(wrong.lower(), list(by_lower), n=n)
+    names = list(dict.fromkeys([*exact, *(by_lower[c] for c in close)]))[:n]
+    if not names:
+        return ""
+    return "; did you mean " + " or ".join(repr(x) for x in names) + "?"

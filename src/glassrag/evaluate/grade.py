@@ -31,8 +31,11 @@ from glassrag.generate.prompt import REFUSAL, Given
 
 # the innermost [...] or (...): "(see [Document 3])" yields "Document 3"
 BRACKETED = re.compile(r"\[([^\[\]()]{1,200})\]|\(([^()\[\]]{1,200})\)")
+# a label's number has at most 3 digits, so a date, "(2025-02-11)", is no label
 NUMBERED = re.compile(r"^(?:(?:document|doc|passage|source|context|reference|ref)\.?\s*#?\s*)?"
-                      r"(\d+)(?:\s*[,;–-]\s*\d+)*$", re.I)
+                      r"(\d{1,3})(?:\s*[,;–-]\s*\d{1,3})*$", re.I)
+# a bare range in round brackets is a quantity, "(3-5) days", not labels 3 to 5
+ROUND_RANGE = re.compile(r"^\s*\d+\s*[–-]\s*\d+\s*$")
 BARE_NUMBERED = re.compile(r"\b(?:document|passage|source|context)\s+#?\d+\b", re.I)
 SCAFFOLD = re.compile(r"<\|[a-z_]+\|>|</?s>|^\s*(?:question|passage|context|answer|system|user|assistant)\s*:",
                       re.I | re.M)
@@ -48,8 +51,10 @@ def _norm(text: str) -> str:
 
 
 def citations(text: str) -> list[str]:
-    """The text inside every innermost [...] and (...) of the answer."""
-    return [m.group(1) or m.group(2) for m in BRACKETED.finditer(text)]
+    """The text inside every innermost [...] and (...) of the answer, but for a bare number
+    range in round brackets ("(3-5)": a quantity; "[3-5]" still cites labels 3 to 5)."""
+    return [m.group(1) or m.group(2) for m in BRACKETED.finditer(text)
+            if m.group(1) is not None or not ROUND_RANGE.match(m.group(2))]
 
 
 def judge_citation(span: str, given: Sequence[Given], titles: Sequence[str]) -> str:
@@ -85,7 +90,8 @@ def judge_citation(span: str, given: Sequence[Given], titles: Sequence[str]) -> 
 
 def leaked(text: str) -> list[str]:
     """Numbered labels, chat-template tokens and prompt scaffolding found in the answer."""
-    found = [m.group(0) for m in BRACKETED.finditer(text) if NUMBERED.match(_norm(m.group(1) or m.group(2)))]
+    found = [m.group(0) for m in BRACKETED.finditer(text) if NUMBERED.match(_norm(m.group(1) or m.group(2)))
+             and (m.group(1) is not None or not ROUND_RANGE.match(m.group(2)))]
     found += BARE_NUMBERED.findall(BRACKETED.sub(" ", text))
     found += [m.group(0).strip() for m in SCAFFOLD.finditer(text)]
     return found

@@ -165,6 +165,16 @@ def read_bytes(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
                           "check the file's permissions") from None
 
 
+# what an empty extraction means, by format: only a PDF is, in practice, a scan
+EMPTY_HINT = {
+    ".pdf": "if it is a scan, it needs OCR before glassrag can read it",
+    ".docx": "the document holds no text (empty paragraphs and tables, or only pictures); "
+             "fill it in, or leave it out of the folder",
+    ".pptx": "the slides hold no text (only pictures or empty boxes); leave the deck out, or add text",
+    ".xlsx": "every sheet is empty; fill one in, or leave the workbook out of the folder",
+}
+
+
 def text_limit(file_bytes: int, max_text_mb: float = MAX_TEXT_MB, max_text_ratio: float = MAX_TEXT_RATIO) -> int:
     """The most characters a file of `file_bytes` may give: max_text_ratio × its size, at
     least 1 MB, at most max_text_mb."""
@@ -199,8 +209,8 @@ def load_document(path: Path, doc_id: str, data: bytes, max_text_mb: float = MAX
     if len(extracted.text) > limit:  # a loader that does not build with TextBuilder
         raise too_large(len(extracted.text))
     if not extracted.text.strip():
-        raise IngestError(str(path), "no text could be extracted",
-                          "if it is a scan, it needs OCR before glassrag can read it")
+        raise IngestError(str(path), "no text could be extracted", EMPTY_HINT.get(
+            path.suffix.lower(), "the file holds no text; add some, or leave it out of the folder"))
     doc = Document(
         id=doc_id,
         title=extracted.title,

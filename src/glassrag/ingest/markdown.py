@@ -1,7 +1,10 @@
 """Markdown: `#` headings open sections located as `§ <heading text>`; front matter is metadata.
 
 The document text is the Markdown without its front matter and without the `#` marks of
-headings, so headings stay readable inside the passages that hold them.
+headings, so headings stay readable inside the passages that hold them. Inline markup
+(links, emphasis, inline code) becomes its own words everywhere outside code fences
+(`plain_inline`), so a locator reads `§ Trio`, not `§ [Trio](https://…)`, and a quoted
+answer holds no `**`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,27 @@ from typing import Any
 from glassrag.ingest.base import BEFORE_HEADINGS, Extracted, TextBuilder, decode, heading_locators
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-FENCE = re.compile(r"^(```|~~~)")
+FENCE = re.compile(r"^\s*(```|~~~)")
+# inline markup, each replaced by the words it marks (CommonMark's shapes, simplified)
+INLINE = (
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),                     # ![alt](src)
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),                      # [text](url)
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),                     # [text][ref]
+    (re.compile(r"<((?:https?|mailto):[^>\s]+)>"), r"\1"),              # <https://…>
+    (re.compile(r"`([^`]+)`"), r"\1"),                                # `code`
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),              # **strong**, __strong__
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),  # *em*
+    (re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)"), r"\1"),   # _em_ (not snake_case)
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),                     # ~~struck~~
+)
+
+
+def plain_inline(text: str) -> str:
+    """`text` without Markdown's inline markup, its own words kept:
+    `[Trio](https://trio.rtfd.io) is **fast**` -> `Trio is fast`."""
+    for pattern, words in INLINE:
+        text = pattern.sub(words, text)
+    return text
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -53,10 +76,10 @@ def load_markdown(path: Path, data: bytes) -> Extracted:
             in_fence = not in_fence
         match = None if in_fence else HEADING.match(line)
         if match is None:
-            block.append(line)
+            block.append(line if in_fence or FENCE.match(line) else plain_inline(line))
             continue
         flush()
-        level, heading = len(match.group(1)), match.group(2)
+        level, heading = len(match.group(1)), plain_inline(match.group(2))
         if not title and level == 1:
             title = heading
         while stack and stack[-1][0] >= level:
@@ -68,7 +91,7 @@ def load_markdown(path: Path, data: bytes) -> Extracted:
     text, sections = builder.build()
     sections = heading_locators(sections)
     return Extracted(
-        title=title or path.stem,
+        title=plain_inline(title) or path.stem,
         text=text,
         sections=sections,
         format="markdown",

@@ -41,6 +41,8 @@ RIGHT_EDGE_SHARE = 0.8  # a page's longest line reaching less than this is not f
 TITLE_MAX_WORDS = 12
 CHANGING_MIN_PAGES = 3  # an edge line whose number changes is furniture from this many pages
 PRINTED_MAX = 9999      # a printed page number has at most four digits
+# dates and times are no page numbers: 06/22/2015, 2024-12-15, 15.12.2024, 14:30:22
+DATE_OR_TIME = re.compile(r"(?<!\d)\d{1,4}([/.-])\d{1,2}\1\d{1,4}(?!\d)|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?!\d)")
 BULLET = re.compile(r"^\s*([-•▪◦*–]|\d+[.)]|[a-z][.)])\s")
 
 
@@ -237,7 +239,8 @@ def printed_numbers(pages: list[list[Line]]) -> dict[int, int]:
     """{page index: the page number printed on it}, where the pages print numbers that are
     their place in the file plus one offset other than 0.
 
-    A page's candidates are the whole numbers (up to PRINTED_MAX) of its edge lines; the
+    A page's candidates are the whole numbers (up to PRINTED_MAX) of its edge lines, not
+    counting those of dates and times (DATE_OR_TIME: a listing's 06/22/2015 is no page 6); the
     offset (number − physical page number) must be shared by more than REPEATED_SHARE of
     the pages, from MIN_PAGES pages up. Only pages whose edges show their number get one."""
     if len(pages) < MIN_PAGES:
@@ -247,7 +250,7 @@ def printed_numbers(pages: list[list[Line]]) -> dict[int, int]:
     for n, lines in enumerate(pages, 1):
         top, bottom = edges(lines)
         values = {int(v) for i in top | bottom for v in re.findall(r"(?<![\d.])\d{1,4}(?![\d.])",
-                                                                    lines[i].text)
+                                                                    DATE_OR_TIME.sub(" ", lines[i].text))
                   if 0 < int(v) <= PRINTED_MAX}
         found.append(values)
         for off in {v - n for v in values}:

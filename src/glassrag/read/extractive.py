@@ -1,5 +1,6 @@
 """The extractive reader: quotes the one sentence of the packed context that covers most
-of the question's terms, or answers "not found" below a coverage threshold.
+of the question's terms, or answers "not found" below a coverage threshold. A sentence is
+one of prose, whole (read/quotable.py): never code or a table header, hard wraps joined.
 
     coverage(s) = |question terms ∩ terms(s)| / |question terms|
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from glassrag.present.excerpt import best_sentence
+from glassrag.read.quotable import quotable_sentences
 from glassrag.schema import Quote
 
 
@@ -29,9 +30,11 @@ class ExtractiveReader:
         """chunks: (chunk id, text) in context order; the earliest wins a tie."""
         best: tuple[float, str, int, int, str] | None = None
         for chunk_id, text in chunks:
-            a, b, cov = best_sentence(text, question_terms, self.analyze)
-            if best is None or cov > best[0]:
-                best = (cov, chunk_id, a, b, text[a:b])
+            n = len(question_terms)
+            for a, b, terms in quotable_sentences(text, self.analyze):
+                cov = len(question_terms & terms) / n if n else 0.0
+                if best is None or cov > best[0]:
+                    best = (cov, chunk_id, a, b, text[a:b])
         if best is None:
             return Quote("", "", 0.0, False, "the context is empty")
         cov, chunk_id, a, b, sentence = best

@@ -1,6 +1,10 @@
 """A neural embedding model as a retriever stage, named after the model: the top `depth`
 chunks by cosine with the embedded question, exact or by an HNSW index, after the optional
-similarity cutoff. The model is loaded on the first question."""
+similarity cutoff. The model is loaded on the first question.
+
+`neural.query_instruction` applies at question time: `auto` keeps the instruction the index
+was built with (its model family's), any other value replaces it for the questions (the
+passages keep theirs: changing `passage_instruction` needs a re-ingest)."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ class NeuralRetriever:
         self.embedding = index.embeddings[name]
         self.depth, self.cutoff = config.retrieve.depth, config.neural.cutoff
         self.search_kind = config.neural.search
+        self.query_instruction = config.neural.query_instruction  # "auto": the index's own
         self.searched = len(index.chunks)
         self._parts: tuple[Any, Any] | None = None  # (embedder, search), built on first use
 
@@ -36,7 +41,10 @@ class NeuralRetriever:
         if self._parts is None:
             from glassrag.dense.neural import SentenceEmbedder
 
-            embedder = SentenceEmbedder.from_params(self.embedding.params)
+            params = dict(self.embedding.params)
+            if self.query_instruction != "auto":
+                params["query_instruction"] = self.query_instruction
+            embedder = SentenceEmbedder.from_params(params)
             if self.search_kind == "hnsw":
                 from glassrag.dense.ann import HNSWCosine
 

@@ -6,6 +6,30 @@ import re
 
 # term -> (definition, where it lives in glassrag)
 TERMS: dict[str, tuple[str, str]] = {
+    "RAG": ("Retrieval-augmented generation: find the passages of your documents that answer a "
+            "question, then show them (or give them to a language model to answer from). glassrag "
+            "is the retrieval half, made visible stage by stage.", "glassrag/pipeline.py"),
+    "corpus": ("The documents an index is built from: every file `glassrag ingest` read.",
+               "glassrag/ingest/"),
+    "embedding": ("A vector that stands for a text, so that texts of similar meaning lie close "
+                  "together; dense retrievers compare the question's embedding with every "
+                  "passage's by cosine.", "glassrag/dense/"),
+    "candidate pool": ("The top N passages of the fused list that the reranker (or MMR) rescores "
+                       "(`rerank.pool`, 20); a passage outside the pool keeps its place below it.",
+                       "glassrag/rerank/"),
+    "reranking": ("Reordering the first passages of the retrieved list with a slower, better "
+                  "judge (a learned reranker or a cross-encoder) that reads question and passage "
+                  "together.", "glassrag/rerank/"),
+    "context expansion": ("Attaching the neighbouring chunks of a passage (same document, "
+                          "`generate.expand` on each side) before it is given to the generator, so "
+                          "a sentence cut by the chunker arrives whole.", "glassrag/generate/"),
+    "golden set": ("Questions with their labelled answers (document, locator, verbatim text), split "
+                   "into train and test, that every stage is measured on; see "
+                   "docs/golden-format.md.", "glassrag/evaluate/golden.py"),
+    "adversarial case": ("A question written to trip a stage on purpose: an identifier one "
+                         "character from another product's, a paraphrase that shares no word with "
+                         "its answer, a superseded version of a policy, a question the documents "
+                         "cannot answer.", "glassrag/data/demo/golden.jsonl"),
     "chunk": ("A passage that is indexed and can be shown: a verbatim span of one document "
               "(its text equals the document's text between two offsets). Chunkers decide where "
               "the cuts land; the documents page shows them.", "glassrag/chunk/"),
@@ -49,10 +73,12 @@ TERMS: dict[str, tuple[str, str]] = {
             "glassrag/rerank/mmr.py"),
     "cap": ("At most M passages per document in the list, so one long document cannot fill "
             "every slot.", "glassrag/rerank/cap.py"),
-    "gate": ("Declines to answer when the top score of the scoring stage is below a threshold "
-             "calibrated on the train split (the threshold that best balances answerable "
-             "questions kept against unanswerable ones declined). A declined answer still lists "
-             "the nearest passages, as such.", "glassrag/gate/"),
+    "gate": ("Declines to answer when its score for the question is below a threshold that "
+             "`glassrag calibrate` sets on the train split: it reads the signal (or the fitted "
+             "combination of signals) that best separates answerable from unanswerable questions, "
+             "and by default (`gate.rule = cost`) takes the threshold of least cost, a wrongly "
+             "declined answerable question counting `gate.cost` times an answered unanswerable one. "
+             "A declined answer still lists the nearest passages, as such.", "glassrag/gate/"),
     "budget": ("The context budget: the best chunks whose words fit W words, what a reader (or "
                "a language model) would be given.", "glassrag/read/budget.py"),
     "reader": ("The extractive reader: quotes the sentence of the budgeted context that covers "
@@ -92,6 +118,26 @@ TERMS: dict[str, tuple[str, str]] = {
                    "unanswerable.", "glassrag/evaluate/diagnose.py"),
 }
 
+# other names a reader may know a term by, shown beside it
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "RAG": ("retrieval-augmented generation",),
+    "corpus": ("collection", "document set"),
+    "chunk": ("passage", "segment"),
+    "embedding": ("vector", "dense representation"),
+    "candidate pool": ("shortlist", "rerank depth"),
+    "reranking": ("re-ranking", "second-stage ranking"),
+    "context expansion": ("neighbour expansion", "small-to-big retrieval"),
+    "golden set": ("gold set", "test collection", "qrels", "labelled questions"),
+    "adversarial case": ("hard case", "trap", "stress test"),
+    "gate": ("answerability check", "abstention", "no-answer threshold"),
+    "budget": ("context window", "token budget"),
+    "BM25": ("lexical search", "keyword search", "sparse retrieval"),
+    "dense": ("semantic search", "vector search"),
+    "fusion": ("hybrid search", "rank fusion"),
+    "reader": ("extractive QA", "answer extraction"),
+    "any-hit": ("hit rate", "success@k"),
+}
+
 CAUSES: dict[str, str] = {
     "cut": "no chunk holds the answer's text whole: the chunker cut through it",
     "not retrieved": "no retriever had an answering chunk in its top N",
@@ -112,4 +158,5 @@ def anchor(term: str) -> str:
 
 
 def entries() -> list[dict[str, str]]:
-    return [{"term": t, "anchor": anchor(t), "definition": d, "where": w} for t, (d, w) in TERMS.items()]
+    return [{"term": t, "anchor": anchor(t), "definition": d, "where": w, "also": list(SYNONYMS.get(t, ()))}
+            for t, (d, w) in TERMS.items()]

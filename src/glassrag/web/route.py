@@ -38,17 +38,24 @@ class Label:
     doc_id: str
 
 
+TAG_CHARS = 15  # what the tag's clip (COLUMN - 71 px of 10.5 px text) shows whole
+TAG_TAIL = 6    # characters kept at the end of a cut id: `-2023` and `-2025` must stay apart
+
+
 def short_tag(doc_id: str, locator: str) -> str:
-    """`§6.2 manual-tx200`: the section number, then the document id (cut in the middle
-    when long, so `returns-policy-2023` and `-2025` stay apart)."""
-    doc = doc_id if len(doc_id) <= 14 else doc_id[:7] + "…" + doc_id[-6:]
+    """`§6.2 manual-tx200`: the section number, then the document id, cut in the middle to
+    fit TAG_CHARS with its last TAG_TAIL characters kept, so `returns-policy-2023` and
+    `-2025` still differ where the column's clip shows them (issue 27: both read `returns…y-20`)."""
     number = re.search(r"§\s*([\dA-Za-z]+(?:\.[\dA-Za-z]+)*)", locator)
     lines = re.search(r"lines?\s+(\d+)", locator)
+    prefix = ""
     if number and any(ch.isdigit() for ch in number.group(1)):
-        return f"§{number.group(1)} {doc}"
-    if lines:
-        return f"l.{lines.group(1)} {doc}"
-    return doc
+        prefix = f"§{number.group(1)} "
+    elif lines:
+        prefix = f"l.{lines.group(1)} "
+    room = max(TAG_CHARS - len(prefix), TAG_TAIL + 3)
+    doc = doc_id if len(doc_id) <= room else doc_id[:room - TAG_TAIL - 1] + "…" + doc_id[-TAG_TAIL:]
+    return prefix + doc
 
 
 def colour(doc_id: str) -> str:
