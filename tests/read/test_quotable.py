@@ -24,6 +24,11 @@ def test_hard_wrapped_sentences_are_joined_lists_and_closed_lines_are_not():
     assert "- a list item about strict mode" in got and "- another" in got
     assert quoted("One line.\nAnother line.") == ["One line.", "Another line."]
     assert quoted("Title without stop\n- item") == ["Title without stop", "- item"]
+    # a heading is not glued to the sentence below it, even a long one with a number
+    assert quoted("2.1 Sensor errors\nE-4107 means the tilt sensor lost calibration.") == [
+        "2.1 Sensor errors", "E-4107 means the tilt sensor lost calibration."]
+    assert quoted("3.4 What the operator checks before every survey shift\nThe level.")[0].startswith("3.4")
+    assert len(quoted("3.4 What the operator checks before every survey shift\nThe level.")) == 2
 
 
 def test_no_code_no_table_header_but_table_rows():

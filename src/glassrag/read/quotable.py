@@ -10,7 +10,9 @@ fence, a table header row). Here, over those spans:
   never quoted; its data rows are (answers live in tables);
 - a sentence that ends a line without closing punctuation (`.` `!` `?` `:` `;` or a closing
   quote or bracket after one) is joined with the next line's sentence when that line is
-  prose too (not a list item, table row, heading or code): a hard-wrapped sentence, quoted whole.
+  prose too (not a list item, table row, heading or code) and the first line is long enough
+  to have been wrapped (MIN_WRAPPED) and opens with no section number: a hard-wrapped
+  sentence, quoted whole, but never a heading glued to the sentence below it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ TABLE_ROW = re.compile(r"^\s*\|")
 BLOCK = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||#)")
 CLOSED = re.compile(r"[.!?:;][\"'”’)\]]*$")
 MAX_JOINED = 4  # lines; a quote longer than this is a paragraph, not a sentence
+MIN_WRAPPED = 40  # characters: a hard-wrapped line reaches the margin; a heading ("2.1 Sensor errors") does not
+SECTION_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s")
 
 
 def unquotable_lines(text: str) -> list[tuple[int, int]]:
@@ -66,7 +70,9 @@ def quotable_sentences(text: str, analyze: Callable[[str], list[str]]) -> list[t
             pa, pb = joined[-1]
             gap = text[pb:a]
             line_start = text.rfind("\n", 0, a) + 1
+            first_line = text[text.rfind("\n", 0, pb) + 1:pb]
             if (gap.count("\n") == 1 and not gap.strip() and not CLOSED.search(text[pa:pb])
+                    and len(first_line) >= MIN_WRAPPED and not SECTION_NUMBER.match(first_line)
                     and not BLOCK.match(text[line_start:b]) and not BLOCK.match(text[text.rfind("\n", 0, pa) + 1:pb])):
                 joined[-1] = (pa, b)
                 lines_in += 1
