@@ -101,6 +101,8 @@ class Pipeline:
         if c.generate.enabled:
             from glassrag.generate import Generator
 
+            c.check_user_only()  # the backend URL an index names is never contacted
+
             self.generator = Generator(index, c.generate)
 
     # building ------------------------------------------------------------------------

@@ -15,15 +15,33 @@ sub-commands to the parser. The only place that turns errors into messages and e
 
 from __future__ import annotations
 
-import argparse
-from typing import Callable, Sequence
+import os
+import sys
 
-from rich.text import Text
 
-from glassrag import __version__
-from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune
-from glassrag.cli.common import err
-from glassrag.errors import GlassragError
+def drop_current_folder(path: list[str], running_as_module: bool) -> list[str]:
+    """`sys.path` without the current folder: '' always (an empty PYTHONPATH entry), and the
+    folder Python puts first for `python -m glassrag.cli` (the current folder, where a planted
+    `rich.py` would otherwise be imported instead of the library, issue 28.1)."""
+    here = os.path.realpath(os.getcwd())
+    kept = [p for p in path if p != ""]
+    if running_as_module and kept and os.path.realpath(kept[0]) == here:
+        kept = kept[1:]
+    return kept
+
+
+# before any other import: `python -m glassrag.cli` imports this package while sys.argv[0] is "-m"
+sys.path[:] = drop_current_folder(sys.path, sys.argv[:1] == ["-m"] or sys.orig_argv[1:3] == ["-m", "glassrag.cli"])
+
+import argparse  # noqa: E402
+from typing import Callable, Sequence  # noqa: E402
+
+from rich.text import Text  # noqa: E402
+
+from glassrag import __version__  # noqa: E402
+from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune  # noqa: E402
+from glassrag.cli.common import err  # noqa: E402
+from glassrag.errors import GlassragError  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
