@@ -53,7 +53,8 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
 
     Holds the index's writer lock from reading the previous index to writing the new one,
     so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote."""
-    from glassrag.indexer import build_index, with_embedder
+    from glassrag.indexer import build_index, retriever_name, with_embedder
+    from glassrag.retrieve import available, check_retrievers
     from glassrag.store import is_postgres, open_store
 
     store = open_store(location, wait=wait, notify=lambda holder: err.print(
@@ -65,6 +66,8 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
             f"--{key}": {"chunk": {key: value}} for key, value in (chunk or {}).items()})
         if embedder:
             config = with_embedder(config, embedder)
+        check_retrievers(config, available(is_postgres(location), map(retriever_name, config.neural.models)),
+                         "the settings of this ingest; nothing was written")
         with progress("{task.description:<8}") as bar:
             task = bar.add_task("reading", total=None)
             index, report = build_index(
