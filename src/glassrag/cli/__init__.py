@@ -41,7 +41,7 @@ from rich.text import Text  # noqa: E402
 from glassrag import __version__  # noqa: E402
 from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune  # noqa: E402
 from glassrag.cli.common import err  # noqa: E402
-from glassrag.errors import GlassragError  # noqa: E402
+from glassrag.errors import GlassragError, visible_lines  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
@@ -68,9 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except GlassragError as e:
-        err.print(Text.assemble(("error: ", "red"), e.problem))
+        err.print(Text.assemble(("error: ", "red"), visible_lines(e.problem)))  # names of files, values
         if e.hint:
-            err.print(f"  → {e.hint}", markup=False)
+            err.print(f"  → {visible_lines(e.hint)}", markup=False)
         return e.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from glassrag.cli.common import err, finite_number, out, progress
 from glassrag.config import SETTINGS, Config, layered
+from glassrag.errors import visible, visible_lines
 
 EXIT_SOME_FILES_FAILED = 5
 CHUNK_FLAGS = ("chunker", "size", "overlap", "unit")
@@ -75,12 +76,13 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
                 progress=lambda step, done, total: bar.update(task, description=step, completed=done,
                                                               total=total or None),
                 cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location))
+        # file names and what their files said are untrusted: no escape sequence reaches the terminal
         for problem in report.failed:
-            err.print(Text.assemble(("failed  ", "red"), str(problem)))
+            err.print(Text.assemble(("failed  ", "red"), visible_lines(str(problem))))
         for path, reason in report.skipped:
-            err.print(Text.assemble(("skipped ", "yellow"), f"{path}: {reason}"))
+            err.print(Text.assemble(("skipped ", "yellow"), visible(f"{path}: {reason}")))
         for warning in report.warnings:
-            err.print(Text.assemble(("warning ", "yellow"), warning))
+            err.print(Text.assemble(("warning ", "yellow"), visible_lines(warning)))
         failed = EXIT_SOME_FILES_FAILED if report.failed else 0
         if report.nothing_changed:
             out.print(f"index {location}: nothing changed ({report.n_unchanged()} documents unchanged, "
