@@ -42,6 +42,7 @@ from glassrag import __version__  # noqa: E402
 from glassrag.cli import ask, demo, evaluate, experiment, ingest, serve, settings, sweep, trec, tune  # noqa: E402
 from glassrag.cli.common import err  # noqa: E402
 from glassrag.errors import GlassragError, visible_lines  # noqa: E402
+from glassrag.store.pgschema import redact  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, ask, evaluate, trec, experiment, tune, serve, settings, sweep, demo)
@@ -68,9 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except GlassragError as e:
-        err.print(Text.assemble(("error: ", "red"), visible_lines(e.problem)))  # names of files, values
+        # names of files and values are shown, not obeyed; no password of a URL is ever printed
+        err.print(Text.assemble(("error: ", "red"), visible_lines(redact(e.problem))))
         if e.hint:
-            err.print(f"  → {visible_lines(e.hint)}", markup=False)
+            err.print(f"  → {visible_lines(redact(e.hint))}", markup=False)
         return e.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")

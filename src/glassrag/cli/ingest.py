@@ -14,6 +14,7 @@ from rich.text import Text
 from glassrag.cli.common import err, finite_number, out, progress
 from glassrag.config import SETTINGS, Config, layered
 from glassrag.errors import visible, visible_lines
+from glassrag.store.pgschema import redact
 
 EXIT_SOME_FILES_FAILED = 5
 CHUNK_FLAGS = ("chunker", "size", "overlap", "unit")
@@ -59,7 +60,7 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
     from glassrag.store import is_postgres, open_store
 
     store = open_store(location, wait=wait, notify=lambda holder: err.print(
-        f"waiting up to {wait:g} s for another writer of {location} ({holder})", markup=False))
+        f"waiting up to {wait:g} s for another writer of {redact(location)} ({holder})", markup=False))
     with store.writing():
         previous = store.read() if store.exists() else None
         # the previous index's settings < --config < flags: a file overrides only what it names
@@ -85,7 +86,7 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
             err.print(Text.assemble(("warning ", "yellow"), visible_lines(warning)))
         failed = EXIT_SOME_FILES_FAILED if report.failed else 0
         if report.nothing_changed:
-            out.print(f"index {location}: nothing changed ({report.n_unchanged()} documents unchanged, "
+            out.print(f"index {redact(location)}: nothing changed ({report.n_unchanged()} documents unchanged, "
                       "same settings); nothing was written")
             return failed
         if not index.chunks:
@@ -102,7 +103,7 @@ def print_report(location: str, index: Any, report: Any) -> None:
     for d in index.documents.values():
         n_sections += len(d.sections)
         all_beir = all_beir and d.format == "beir"
-    table = Table(title=f"index {location}", show_header=False, box=None)
+    table = Table(title=f"index {redact(location)}", show_header=False, box=None)
     for label, value in [
         ("documents", len(index.documents)), ("sections", n_sections),
         ("chunks", len(index.chunks)), ("terms", len(index.counts.vocab)),
