@@ -15,6 +15,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     p.add_argument("--log", type=Path, help="the experiment log the development page shows "
                                             "(default: ./experiments when there is one)")
+    p.add_argument("--generator", metavar="BACKEND",
+                   help="the generator the ask page's 'Write an answer' button uses: smollm2 or an "
+                        "OpenAI-compatible endpoint's base URL (default: [generate] backend's default; "
+                        "a backend an index names is never called)")
     p.set_defaults(run=cmd_serve)
 
 
@@ -29,4 +33,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from glassrag.store import is_postgres
 
     log = args.log if args.log is not None else (Path("experiments") if Path("experiments").is_dir() else None)
-    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)
+    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
+                 generator=args.generator)

@@ -47,8 +47,10 @@ FORM = (
     Field("rerank.method", "method", "rerank"), Field("rerank.pool", "pool", "rerank"),
     Field("mmr.relevance", "MMR λ", "diversity"), Field("cap.per_document", "cap per doc", "diversity"),
     Field("gate.enabled", "gate", "answer"), Field("answer.k", "k", "answer"),
-    Field("generate.enabled", "generate", "answer"),
 )
+# switched on only by the ask page's Generate button (a POST, glassrag/web/forms.py): never part
+# of a link, a GET form or a run's reproducing parameters
+POST_ONLY = ("generate.enabled",)
 
 
 SETTINGS = {name: (s.default, s.doc) for name, s in DEFINITIONS.items() if not s.reingest}
@@ -134,7 +136,7 @@ def flat(config: Config, available: tuple[str, ...]) -> dict[str, Any]:
     """Every web-settable setting of `config`, by its query-string name."""
     out: dict[str, Any] = {f"role.{n}": v for n, v in roles_of(config, available).items()}
     for name in SETTINGS:
-        if name not in NOT_FROM_WEB:
+        if name not in NOT_FROM_WEB and name not in POST_ONLY:
             out[name] = config.value(name)
     return out
 
