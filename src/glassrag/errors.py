@@ -89,6 +89,15 @@ def visible(text: str) -> str:
                             if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
+_UNPRINTABLE_KEEP_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def visible_lines(text: str) -> str:
+    """`visible` for text of several lines (a passage, a generated answer): line breaks and tabs
+    stay, every other control character (ESC above all) is shown as its escape."""
+    return _UNPRINTABLE_KEEP_LINES.sub(lambda m: visible(m.group()), text)
+
+
 class GoldenError(GlassragError):
     """A golden set failed validation: `problems` lists every (file, line, reason)."""
 

@@ -30,7 +30,7 @@ from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent
-from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, make_retriever
+from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, available, check_retrievers, make_retriever
 from glassrag.schema import RANKING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
@@ -66,12 +66,8 @@ class Pipeline:
         self.cache = cache
         self.config = c = config or index.config
         r = c.retrieve
-        available = (*RETRIEVERS, *index.embeddings)
-        unknown = [n for n in r.retrievers + r.observe if n not in available]
-        if unknown or not r.retrievers:
-            raise ConfigError(f"unknown retriever(s) {unknown or '(none given)'}",
-                              f"this index has: {', '.join(available)} (a neural retriever "
-                              "exists when the index was built with --embedder)")
+        check_retrievers(c, available(getattr(index.chunks, "pg", None) is not None, index.embeddings),
+                         "the settings of this question")
         self.observed = [n for n in r.observe if n not in r.retrievers]
         self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
         if self.observed and len(index.chunks) > r.observe_max_chunks:
@@ -109,6 +105,8 @@ class Pipeline:
         self.generator = None
         if c.generate.enabled:
             from glassrag.generate import Generator
+
+            c.check_user_only()  # the backend URL an index names is never contacted
 
             self.generator = Generator(index, c.generate)
 

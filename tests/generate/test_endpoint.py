@@ -25,6 +25,7 @@ class Stub:
 
     def __init__(self, status: int = 200, raw: bytes | None = None) -> None:
         self.requests: list[dict] = []
+        self.delay = lambda: None  # a test may make each answer wait
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -32,6 +33,7 @@ class Stub:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append({"path": self.path, "body": body,
                                       "auth": self.headers.get("Authorization")})
+                stub.delay()
                 user = body["messages"][-1]["content"]
                 first = re.search(r"^\[(.+)\]$", user, re.M).group(1)
                 text = ("Not in the documents." if "unknowable" in user else

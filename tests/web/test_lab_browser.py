@@ -125,6 +125,8 @@ def test_losses_a_run_and_a_paired_test(page, live: str):
     page.goto(live + "/lab/losses")
     first = fetch_json(live + "/lab/losses.json")
     assert page.inner_text("#accuracy") == f"{first['accuracy']['value']:.3f}"
+    with page.expect_navigation():  # a run is recorded by the form's POST only (issue 28.3)
+        page.click("form.lab-form button[type=submit]")
     page.fill("#budget", "400")
     with page.expect_navigation():
         page.click("form.lab-form button[type=submit]")

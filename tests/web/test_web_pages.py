@@ -19,6 +19,8 @@ from glassrag.evaluate.golden import load_golden
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
 from glassrag.web.glossary import TERMS, anchor
+from glassrag.web.server import create_app
+from tests.web.conftest import BASE_URL
 
 # the demo's showcase: an error code whose near-twin belongs to another product, and a
 # question the handbook cannot answer, which the calibrated gate declines
@@ -468,25 +470,22 @@ def test_pages_are_built_in_a_bounded_pool_off_the_event_loop(demo_index: Path):
     assert len(ticks) == 5 and ticks[-1] - ticks[0] < 0.5
 
 
-def test_ask_page_switches_generation_on(make_client, index_copy: Path):
-    """generate.enabled=true from the page: the generated answer, its scores and the stage; the
-    backend is the index's (a scripted OpenAI-compatible stub here), never a URL from the page."""
+def test_ask_page_switches_generation_on(index_copy: Path):
+    """The page's Generate button (a POST with the server's token): the generated answer, its
+    scores and the stage; the backend is the one the server was started with (serve --generator,
+    a scripted OpenAI-compatible stub here), never a URL from the page or the index."""
     from tests.generate.test_endpoint import Stub
-
-    from glassrag.store import EmbeddedStore
 
     stub = Stub()
     try:
-        store = EmbeddedStore(index_copy)
-        index = store.read()
-        store.write(replace(index, config=index.config.with_overrides(generate={"backend": stub.url})))
-        c = make_client(index_copy)
-        r = c.get("/ask?" + urlencode({"q": E4107, "generate.enabled": "true"}))
+        c = TestClient(create_app([index_copy], generator=stub.url), base_url=BASE_URL)
+        token = re.search(r'name="token" value="([^"]+)"', c.get("/ask?" + urlencode({"q": E4107})).text)[1]
+        r = c.post("/ask", data={"q": E4107, "token": token}, headers={"origin": BASE_URL})
         assert r.status_code == 200, r.text
         page = text_of(r.text)
         assert "Generated" in page and "It means the tilt sensor lost calibration [" in page
         assert "answered; citations of passages given: 1" in page
-        data = c.get("/ask.json?" + urlencode({"q": E4107, "generate.enabled": "true"})).json()
+        data = c.post("/ask.json", data={"q": E4107, "token": token}).json()
         assert data["answer"]["generation"]["given"][0]["label"] in data["answer"]["generation"]["text"]
         assert [s["name"] for s in data["stages"]][-1] == "generate"
         assert data["generation_grade"]["foreign_citations"] == 0.0
@@ -496,7 +495,7 @@ def test_ask_page_switches_generation_on(make_client, index_copy: Path):
     finally:
         stub.close()
     # the endpoint gone: a 503 that says what to start, not a traceback
-    gone = make_client(index_copy).get("/ask.json?" + urlencode({"q": E4107, "generate.enabled": "true"}))
+    gone = c.post("/ask.json", data={"q": E4107, "token": token})
     assert gone.status_code == 503 and "nothing usable answers" in gone.text and "llama-server" in gone.text
 
 

@@ -16,16 +16,34 @@ sub-commands to the parser. The only place that turns errors into messages and e
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
-from typing import Callable, Sequence
 
-from rich.text import Text
 
-from glassrag import __version__
-from glassrag.cli import ask, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune
-from glassrag.cli.common import err
-from glassrag.errors import DiskError, GlassragError
+def drop_current_folder(path: list[str], running_as_module: bool) -> list[str]:
+    """`sys.path` without the current folder: '' always (an empty PYTHONPATH entry), and the
+    folder Python puts first for `python -m glassrag.cli` (the current folder, where a planted
+    `rich.py` would otherwise be imported instead of the library, issue 28.1)."""
+    here = os.path.realpath(os.getcwd())
+    kept = [p for p in path if p != ""]
+    if running_as_module and kept and os.path.realpath(kept[0]) == here:
+        kept = kept[1:]
+    return kept
+
+
+# before any other import: `python -m glassrag.cli` imports this package while sys.argv[0] is "-m"
+sys.path[:] = drop_current_folder(sys.path, sys.argv[:1] == ["-m"] or sys.orig_argv[1:3] == ["-m", "glassrag.cli"])
+
+import argparse  # noqa: E402
+from typing import Callable, Sequence  # noqa: E402
+
+from rich.text import Text  # noqa: E402
+
+from glassrag import __version__  # noqa: E402
+from glassrag.cli import ask, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune  # noqa: E402,E501
+from glassrag.cli.common import err  # noqa: E402
+from glassrag.errors import DiskError, GlassragError, visible_lines  # noqa: E402
+from glassrag.store.pgschema import redact  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, documents, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo)
@@ -52,9 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except GlassragError as e:
-        err.print(Text.assemble(("error: ", "red"), e.problem))
+        # names of files and values are shown, not obeyed; no password of a URL is ever printed
+        err.print(Text.assemble(("error: ", "red"), visible_lines(redact(e.problem))))
         if e.hint:
-            err.print(f"  → {e.hint}", markup=False)
+            err.print(f"  → {visible_lines(redact(e.hint))}", markup=False)
         return e.exit_code
     except OSError as e:  # a write the library did not name: a full or read-only disk still gets a message
         disk = DiskError.of(e.filename or "a file", e, "the index is as it was before")

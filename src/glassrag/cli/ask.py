@@ -13,6 +13,7 @@ from rich.text import Text
 
 from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, out
 from glassrag.config import SETTINGS, layered
+from glassrag.errors import visible, visible_lines
 from glassrag.schema import Answer
 
 
@@ -68,10 +69,15 @@ def ask(location: str, question: str, config_file: Path | None = None,
 
 
 def highlighted(p: Any) -> Text:
-    """The shown excerpt with its answer words in bold, and … where it was cut."""
-    text = Text(p.shown)
-    for a, b in p.highlights:
-        text.stylize("bold", a, b)
+    """The shown excerpt with its answer words in bold, and … where it was cut; document text is
+    untrusted, so every piece goes through visible_lines (an escape sequence is shown, not obeyed)."""
+    text, at = Text(), 0
+    for a, b in sorted(p.highlights):
+        a, b = max(a, at), max(b, at)
+        text.append(visible_lines(p.shown[at:a]))
+        text.append(visible_lines(p.shown[a:b]), style="bold")
+        at = b
+    text.append(visible_lines(p.shown[at:]))
     if p.excerpt and p.excerpt_start > 0:
         text = Text("…") + text
     if p.excerpt and p.excerpt_start + len(p.excerpt) < len(p.text):
@@ -80,31 +86,31 @@ def highlighted(p: Any) -> Text:
 
 
 def print_answer(answer: Answer) -> None:
-    out.print(Text.assemble(("Q: ", "bold"), answer.question), "\n")
+    out.print(Text.assemble(("Q: ", "bold"), visible(answer.question)), "\n")
     if answer.passage is None:
-        out.print(Text.assemble(("No answer: ", "yellow"), answer.reason))
+        out.print(Text.assemble(("No answer: ", "yellow"), visible_lines(answer.reason)))
         if answer.also_found:
             out.print(Text("\nNearest passages (not answers)", style="bold"))
     else:
         p = answer.passage
-        out.print(Text.assemble((p.citation, "bold"), f"   score {p.score:.4g}"))
+        out.print(Text.assemble((visible(p.citation), "bold"), f"   score {p.score:.4g}"))
         out.print(highlighted(p))
         if answer.also_found:
             out.print(Text("\nAlso found", style="bold"))
     for a in answer.also_found:
         first = " ".join(a.shown.split())[:110]
-        out.print(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…", markup=False)
+        out.print(visible(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…"), markup=False)
     if answer.quote is not None:
         q = answer.quote
         out.print(Text.assemble(("\nReader: ", "bold"),
-                                f"«{q.text}»" if q.found else "not found",
-                                f"  ({q.why})"))
+                                visible(f"«{q.text}»") if q.found else "not found",
+                                visible(f"  ({q.why})")))
     if answer.generation is not None:
         g = answer.generation
-        out.print(Text.assemble(("\nGenerated ", "bold"), f"by {g.model} from {len(g.given)} passages "
+        out.print(Text.assemble(("\nGenerated ", "bold"), f"by {visible(g.model)} from {len(g.given)} passages "
                                 f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): "))
-        out.print(Text(g.text))
-        out.print(Text("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given), style="dim"))
+        out.print(Text(visible_lines(g.text)))
+        out.print(Text(visible("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given)), style="dim"))
     out.print("\n[bold]Route[/bold]")
     table = Table(box=None)
     for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):
@@ -112,6 +118,6 @@ def print_answer(answer: Answer) -> None:
     for t in answer.trace:
         top = ", ".join(f"{h.chunk_id[:8]}:{h.score:.3g}" for h in t.hits[:3])
         if t.notes:
-            top = (top + "  " if top else "") + "; ".join(t.notes)
+            top = (top + "  " if top else "") + visible("; ".join(t.notes))
         table.add_row(t.name, str(t.n_in), str(len(t.hits)), top, f"{t.ms:.1f}")
     out.print(table)

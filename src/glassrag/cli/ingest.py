@@ -13,6 +13,8 @@ from rich.text import Text
 
 from glassrag.cli.common import err, finite_number, out, progress
 from glassrag.config import SETTINGS, Config, layered
+from glassrag.errors import visible, visible_lines
+from glassrag.store.pgschema import redact
 
 EXIT_SOME_FILES_FAILED = 5
 CHUNK_FLAGS = ("chunker", "size", "overlap", "unit")
@@ -62,11 +64,12 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
 
     Holds the index's writer lock from reading the previous index to writing the new one,
     so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote."""
-    from glassrag.indexer import build_index, with_embedder
+    from glassrag.indexer import build_index, retriever_name, with_embedder
+    from glassrag.retrieve import available, check_retrievers
     from glassrag.store import is_postgres, open_store
 
     store = open_store(location, wait=wait, notify=lambda holder: err.print(
-        f"waiting up to {wait:g} s for another writer of {location} ({holder})", markup=False))
+        f"waiting up to {wait:g} s for another writer of {redact(location)} ({holder})", markup=False))
     with store.writing():
         previous = store.read() if store.exists() else None
         # the previous index's settings < --config < flags: a file overrides only what it names
@@ -74,6 +77,8 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
             f"--{key}": {"chunk": {key: value}} for key, value in (chunk or {}).items()})
         if embedder:
             config = with_embedder(config, embedder)
+        check_retrievers(config, available(is_postgres(location), map(retriever_name, config.neural.models)),
+                         "the settings of this ingest; nothing was written")
         with progress("{task.description:<8}") as bar:
             task = bar.add_task("reading", total=None)
             index, report = build_index(
@@ -82,15 +87,16 @@ def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | No
                 progress=lambda step, done, total: bar.update(task, description=step, completed=done,
                                                               total=total or None),
                 cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location))
+        # file names and what their files said are untrusted: no escape sequence reaches the terminal
         for problem in report.failed:
-            err.print(Text.assemble(("failed  ", "red"), str(problem)))
+            err.print(Text.assemble(("failed  ", "red"), visible_lines(str(problem))))
         for path, reason in report.skipped:
-            err.print(Text.assemble(("skipped ", "yellow"), f"{path}: {reason}"))
+            err.print(Text.assemble(("skipped ", "yellow"), visible(f"{path}: {reason}")))
         for warning in report.warnings:
-            err.print(Text.assemble(("warning ", "yellow"), warning))
+            err.print(Text.assemble(("warning ", "yellow"), visible_lines(warning)))
         failed = EXIT_SOME_FILES_FAILED if report.failed else 0
         if report.nothing_changed:
-            out.print(f"index {location}: nothing changed ({report.n_unchanged()} documents unchanged, "
+            out.print(f"index {redact(location)}: nothing changed ({report.n_unchanged()} documents unchanged, "
                       "same settings); nothing was written")
             return failed
         if not index.chunks:
@@ -107,7 +113,7 @@ def print_report(location: str, index: Any, report: Any) -> None:
     for d in index.documents.values():
         n_sections += len(d.sections)
         all_beir = all_beir and d.format == "beir"
-    table = Table(title=f"index {location}", show_header=False, box=None)
+    table = Table(title=f"index {redact(location)}", show_header=False, box=None)
     for label, value in [
         ("documents", len(index.documents)), ("sections", n_sections),
         ("chunks", len(index.chunks)), ("terms", len(index.counts.vocab)),

@@ -16,6 +16,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--log", type=Path, help="the experiment log the development page shows "
                                             "(default: ./experiments when there is one, else the log "
                                             "bundled with glassrag)")
+    p.add_argument("--generator", metavar="BACKEND",
+                   help="the generator the ask page's 'Write an answer' button uses: smollm2 or an "
+                        "OpenAI-compatible endpoint's base URL (default: [generate] backend's default; "
+                        "a backend an index names is never called)")
     p.set_defaults(run=cmd_serve)
 
 
@@ -31,4 +35,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from glassrag.store import is_postgres
 
     log = args.log if args.log is not None else default_log()
-    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log)
+    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
+                 generator=args.generator)

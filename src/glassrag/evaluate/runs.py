@@ -22,6 +22,7 @@ from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
 from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.generate.prompt import Given
+from glassrag.store.pgschema import redact
 from glassrag.pipeline import Pipeline
 from glassrag.provenance import code_version, provenance
 from glassrag.schema import (RANKING_KINDS, RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Generation, Run,
@@ -183,7 +184,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
     return Run(
         format=RUN_FORMAT, format_version=RUN_FORMAT_VERSION, glassrag_version=__version__,
         code_version=code_version(), created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        index={"path": index_path, "documents": len(index.documents), "chunks": len(index.chunks),
+        index={"path": redact(index_path), "documents": len(index.documents), "chunks": len(index.chunks),
                "settings": index.config.to_dict()},
         config=pipeline.config.to_dict(),
         golden={"path": golden_path, "split": split, "questions": len(records),

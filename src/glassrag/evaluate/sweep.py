@@ -30,6 +30,7 @@ from glassrag.evaluate.variants import (Variant, build_variant, calibrated, fing
 from glassrag.pipeline import Pipeline
 from glassrag.provenance import provenance
 from glassrag.schema import Run, better
+from glassrag.store.pgschema import redact
 
 SWEEP_FORMAT = "glassrag-sweep"
 SWEEP_FORMAT_VERSION = 1
@@ -95,7 +96,7 @@ class Sweep:
                             f"{self.split} split; no other configuration saw the test split"}
         return {
             "format": SWEEP_FORMAT, "format_version": SWEEP_FORMAT_VERSION, "name": self.name,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "index": self.index_path,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "index": redact(self.index_path),
             "golden": self.golden, "split": self.split, "metric": self.metric, "better": better(self.metric),
             "grid": self.grid.to_dict(), "size": len(self.configs),
             "starting_settings": {n: self.base.value(n) for n in self.grid.settings()},

@@ -124,7 +124,9 @@ def paired(runs: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
             "p": mcnemar_exact(only_a, only_b), "test": "McNemar exact"}
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: Bench, params: Mapping[str, str], record: bool = False) -> dict[str, Any]:
+    """The exhibit's data; with `record` (a POST of the page's form, never a GET: issue 28.3)
+    the run is also kept in INDEX/lab/runs.json."""
     bench.needs_questions()
     chosen = settings(bench, params)
     run = run_with(bench, chosen)
@@ -133,12 +135,14 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     answerable = [r for r in run.questions if r["answerable"]]
     outcomes = {r["id"]: bool(r["reader_correct"]) for r in answerable}
     rid = digest("lab-run", chosen)[:8]
-    record = {"id": rid, "settings": {k: chosen[k] for k in sorted(chosen)}, "correct": sum(outcomes.values()),
+    kept = {"id": rid, "settings": {k: chosen[k] for k in sorted(chosen)}, "correct": sum(outcomes.values()),
               "n": len(outcomes), "accuracy": accuracy, "bound": bound, "outcomes": outcomes,
               "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    problem = ""
     with bench.lock:  # one writer of INDEX/lab/runs.json at a time in this process
-        problem = keep_run(bench, record)
-        runs = read_runs(bench) or [record]
+        if record:
+            problem = keep_run(bench, kept)
+        runs = read_runs(bench) or ([kept] if record else [])
     a, b = params.get("a") or "", params.get("b") or ""
     test = paired(runs, a, b) if a and b else None
     packed = packing(bench, chosen)
@@ -154,7 +158,7 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
         if r["cause"]:
             causes[r["cause"]] = causes.get(r["cause"], 0) + 1
     return {"settings": chosen, "run_id": rid, "split": "test", "accuracy": accuracy, "bound": bound,
-            "correct": record["correct"], "answerable": len(answerable), "questions": rows, "causes": causes,
+            "correct": kept["correct"], "answerable": len(answerable), "questions": rows, "causes": causes,
             "runs": [{k: v for k, v in r.items() if k != "outcomes"} for r in reversed(runs)],
-            "paired": test, "kept_in": str(runs_file(bench) or ""), "problem": problem,
+            "recorded": record and not problem, "paired": test, "kept_in": str(runs_file(bench) or ""), "problem": problem,
             "index_settings": {"k": bench.index.config.answer.k, "budget": bench.index.config.answer.budget_words}}

@@ -12,10 +12,10 @@ for each embedding model an index was built with and is named after it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from glassrag.config import Config
-from glassrag.errors import UnknownNameError
+from glassrag.errors import ConfigError, UnknownNameError
 from glassrag.lexical.bm25 import BM25
 from glassrag.retrieve.base import Retriever
 from glassrag.retrieve.bm25 import BM25Retriever
@@ -28,7 +28,28 @@ from glassrag.store.base import Index
 RETRIEVERS: dict[str, Any] = {"bm25": BM25Retriever, "bm25-rm3": RM3Retriever, "lsa": LSARetriever,
                               **PG_RETRIEVERS}
 
-__all__ = ["RETRIEVERS", "Retriever", "make_retriever", "NeuralRetriever"]
+__all__ = ["RETRIEVERS", "Retriever", "available", "check_retrievers", "make_retriever", "NeuralRetriever"]
+
+
+def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
+    """The retrievers an index can run: the pg-* ones only in PostgreSQL, and one per embedder."""
+    return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embeddings)
+
+
+def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None:
+    """ConfigError unless retrieve.retrievers names at least one retriever and every fused or
+    observed name is one this index has (`names`, from `available`): checked when an index is
+    built, so settings that would break every later ask are never stored (issue 28.10)."""
+    r = config.retrieve
+    unknown = [n for n in r.retrievers + r.observe if n not in names]
+    if unknown or not r.retrievers:
+        field = "retrieve.retrievers" if set(unknown) & set(r.retrievers) or not r.retrievers \
+            else "retrieve.observe"
+        what = (f"unknown retriever(s) {', '.join(map(repr, unknown))} in {field}" if unknown
+                else "retrieve.retrievers is empty: nothing would feed the answer")
+        raise ConfigError(f"{what} ({where})",
+                          f"this index can run: {', '.join(names)} (a neural retriever exists when the index "
+                          "is built with --embedder; pg-* ones when it is in PostgreSQL)")
 
 
 def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retriever:

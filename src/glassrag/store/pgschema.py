@@ -72,8 +72,10 @@ def parse_location(url: str) -> Location:
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+    """The text without the password of any URL or libpq keyword in it (`user:PASSWORD@`,
+    `password=PASSWORD`), for everything glassrag shows or saves: messages, run files, pages."""
+    url = re.sub(r"(://[^:/@\s]*):[^@\s]*@", r"\1:***@", url)
+    return re.sub(r"(?i)(\bpassword=)[^&\s]*", r"\1***", url)
 
 
 def connect(location: Location, autocommit: bool = False) -> Any:

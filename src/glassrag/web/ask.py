@@ -110,13 +110,15 @@ def stage_term(stage: StageTrace) -> str:
 class AskView:
     """Builds the ask page's data for one index and one request."""
 
-    def __init__(self, source: Source, params: Mapping[str, str]) -> None:
+    def __init__(self, source: Source, params: Mapping[str, str], backend: str | None = None) -> None:
         self.source = source
         self.index = source.index()
         self.available = settings.retrievers(self.index)
         self.chosen = settings.parse(params, self.available)
         self.base = self.index.config
         self.config = settings.apply(self.base, self.chosen, self.available)
+        if backend:  # the generator the user started the server with (serve --generator)
+            self.config = self.config.updated({"generate": {"backend": backend}}, "--generator", "flag")
         self.question = (params.get("q") or "").strip()
         self.run_name = (params.get("run") or "").strip() or None
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 
 from glassrag.errors import GlassragError
 from glassrag.evaluate.golden import Question
-from glassrag.lab import EXHIBITS
+from glassrag.lab import EXHIBITS, losses
 from glassrag.lab.base import Bench
 from glassrag.web.catalog import NotFound, Source
 from glassrag.web.documents import clean_cut, viewer
@@ -59,12 +59,13 @@ def _questions(source: Source) -> tuple[list[Question], str]:
     return [], ""
 
 
-def exhibit_data(source: Source, name: str, params: Mapping[str, str]) -> dict[str, Any]:
-    """One exhibit's data on this source, with what its page draws."""
+def exhibit_data(source: Source, name: str, params: Mapping[str, str], record: bool = False) -> dict[str, Any]:
+    """One exhibit's data on this source, with what its page draws; `record` (a POST): the
+    losses exhibit also keeps the run among the user's runs."""
     if name not in EXHIBITS:
         raise NotFound(f"no exhibit {name!r}", f"the exhibits: {', '.join(EXHIBITS)}")
     bench = bench_of(source)
-    data = EXHIBITS[name].compute(bench, params)
+    data = losses.exhibit(bench, params, record=True) if record else EXHIBITS[name].compute(bench, params)
     draw = DRAWINGS.get(name)
     return {"index": source.name, "exhibit": name, "title": EXHIBITS[name].title,
             "golden": bench.golden, **data, **({"plots": draw(data)} if draw else {})}

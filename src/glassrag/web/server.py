@@ -38,6 +38,7 @@ from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
 from glassrag.web.documents import document_view, documents_view
+from glassrag.web.forms import Forms, GenerationQueue, form_of
 from glassrag.web.glossary import anchor, entries
 from glassrag.web.guard import LOOPBACK_NAMES, Guard, is_loopback
 
@@ -88,17 +89,21 @@ def _environment() -> Environment:
 class Pages:
     """The route handlers; each builds a view's data and renders it as HTML or JSON."""
 
-    def __init__(self, catalog: Catalog, log: Path | None = None) -> None:
+    def __init__(self, catalog: Catalog, log: Path | None = None, forms: Forms | None = None,
+                 generator: str | None = None) -> None:
         self.catalog = catalog
         self.log = log  # the experiment log the development page shows
         self.env = _environment()
+        self.forms = forms or Forms()  # its token goes into the forms that POST
+        self.generator = generator  # serve --generator: the only backend URL the server calls
 
     def html(self, template: str, data: dict[str, Any], request: Request, page: str, twin: str,
              status: int = 200) -> HTMLResponse:
         names = self.catalog.names
         current = data.get("index") or names[0]
         context = {**data, "data": data, "page": page, "twin": twin, "indexes": names, "current": current,
-                   "here": str(request.url.path), "query": dict(request.query_params)}
+                   "here": str(request.url.path), "query": dict(request.query_params),
+                   "token": self.forms.token}
         return HTMLResponse(self.env.get_template(template).render(context), status_code=status)
 
     def source(self, request: Request) -> Source:
@@ -106,12 +111,19 @@ class Pages:
 
     # pages ---------------------------------------------------------------------------------
 
-    def ask(self, request: Request, as_json: bool) -> Response:
-        params = dict(request.query_params)
-        data = AskView(self.source(request), params).data()
+    def ask(self, request: Request, as_json: bool, posted: dict[str, str] | None = None) -> Response:
+        """GET: the answer without generation (a link cannot switch it on); `posted`: the fields of
+        the page's Generate form (a POST with the server's token), run in the generation queue."""
+        params = dict(request.query_params) if posted is None else posted
+        if posted is None and params.get("generate.enabled", "").strip().lower() in ("true", "on", "yes", "1"):
+            raise BadRequest("generation is not switched on by a link (GET)",
+                             "use the page's 'Write an answer with the model' button (a POST)")
+        params = {**params, "generate.enabled": "true" if posted is not None else "false"}
+        data = AskView(self.catalog.get(params.get("index")), params, self.generator).data()
         if as_json:
             return json_response(data)
-        return self.html("ask.html", data, request, "ask", "/ask.json?" + urlencode(params))
+        shown = {k: v for k, v in params.items() if k != "generate.enabled"}
+        return self.html("ask.html", data, request, "ask", "/ask.json?" + urlencode(shown))
 
     def analytics(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)
@@ -182,12 +194,25 @@ class Pages:
         source = self.source(request)
         params = dict(request.query_params)
         name = request.url.path.removesuffix(".json").rsplit("/", 1)[-1]
+        if name == "losses" and any(k in params for k in ("token", "record")):
+            raise BadRequest("a lab run is recorded only by the page's form (a POST), not by a link",
+                             "use the 'Run the test split' button")
         data = overview(source) if name == "lab" else exhibit_data(source, name, params)
         if as_json:
             return json_response(data)
         path = "/lab" if name == "lab" else f"/lab/{name}"
         return self.html(f"lab/{'index' if name == 'lab' else name}.html", data, request, "lab",
                          f"{path}.json?" + urlencode(params))
+
+    def record_losses(self, request: Request, as_json: bool, posted: dict[str, str]) -> Response:
+        """POST /lab/losses: the run of the form's settings, kept among the user's runs, then the
+        page of those settings (303: reloading it does not record again)."""
+        from glassrag.web.lab import exhibit_data
+
+        data = exhibit_data(self.catalog.get(posted.get("index")), "losses", posted, record=True)
+        if as_json:
+            return json_response(data)
+        return RedirectResponse("/lab/losses?" + urlencode(posted), status_code=303)
 
     def extra(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)
@@ -207,10 +232,10 @@ class Workers:
         self.size = size
         self._limiter: anyio.CapacityLimiter | None = None
 
-    async def run(self, handler: Handler, request: Request, as_json: bool) -> Response:
+    async def run(self, handler: Callable[..., Response], *args: Any) -> Response:
         if self._limiter is None:  # made inside the running event loop
             self._limiter = anyio.CapacityLimiter(self.size)
-        return await anyio.to_thread.run_sync(handler, request, as_json, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(handler, *args, limiter=self._limiter)
 
 
 WORKERS = max(2, min(4, os.cpu_count() or 2))
@@ -231,14 +256,41 @@ def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: b
             if workers is not None:
                 return await workers.run(handler, request, as_json)
             return await run_in_threadpool(handler, request, as_json)
-        except GlassragError as e:
-            return pages_error(pages, request, as_json, _status(e), e.problem, e.hint)
-        except Exception:  # a bug: logged with its traceback, the page shows no internals
-            log.exception("error while serving %s", request.url.path)
-            return pages_error(pages, request, as_json, 500, "internal error while building this page",
-                               "the server's log has the details")
+        except Exception as e:
+            return _failed(pages, request, as_json, e)
 
     return endpoint
+
+
+def _post(pages: Pages, allowed: set[str], settings_too: bool,
+          run: Callable[[Request, bool, dict[str, str]], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """A POST endpoint (glassrag/web/forms.py): the form's fields checked like a query string,
+    the token, origin and per-client bound checked, then `run(request, as_json, fields)`."""
+
+    async def endpoint(request: Request) -> Response:
+        as_json = request.url.path.endswith(".json")
+        try:
+            posted = await form_of(request)
+            pages.forms.check(request, posted)
+            posted.pop("token", None)
+            _check_keys(posted, allowed, settings_too)
+            return await run(request, as_json, posted)
+        except Exception as e:
+            return _failed(pages, request, as_json, e)
+
+    return endpoint
+
+
+def _failed(pages: Pages, request: Request, as_json: bool, e: Exception) -> Response:
+    """An error as a 4xx/5xx page or JSON with the problem and the hint (Retry-After when it says)."""
+    if not isinstance(e, GlassragError):  # a bug: logged with its traceback, the page shows no internals
+        log.error("error while serving %s", request.url.path, exc_info=e)
+        return pages_error(pages, request, as_json, 500, "internal error while building this page",
+                           "the server's log has the details")
+    response = pages_error(pages, request, as_json, _status(e), e.problem, e.hint)
+    if getattr(e, "retry_after", None):
+        response.headers["Retry-After"] = str(e.retry_after)  # type: ignore[attr-defined]
+    return response
 
 
 def _status(e: GlassragError) -> int:
@@ -252,8 +304,12 @@ def _status(e: GlassragError) -> int:
 
 
 def _check_params(request: Request, allowed: set[str], settings_too: bool) -> None:
+    _check_keys([k for k, _ in request.query_params.multi_items()], allowed, settings_too)
+
+
+def _check_keys(keys: Iterable[str], allowed: set[str], settings_too: bool) -> None:
     seen: set[str] = set()
-    for key, _ in request.query_params.multi_items():
+    for key in keys:
         if key in seen:
             raise BadRequest(f"parameter {key!r} is given twice", "give each parameter once")
         seen.add(key)
@@ -271,13 +327,25 @@ def pages_error(pages: Pages, request: Request, as_json: bool, status: int, prob
 
 
 def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
-               log: Path | None = None) -> Starlette:
+               log: Path | None = None, generator: str | None = None) -> Starlette:
     """The app over these index folders (StoreError when one is not an index).
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
-    to another address on purpose). `log`: the experiment log folder the development page shows."""
-    pages = Pages(Catalog(list(indexes)), log)  # folders, or postgresql:// URLs (kept as text)
+    to another address on purpose). `log`: the experiment log folder the development page shows.
+    `generator`: the generation backend the user named (serve --generator); an index's is never used."""
+    pages = Pages(Catalog(list(indexes)), log, Forms(), generator)  # folders, or postgresql:// URLs (kept as text)
     workers = Workers(WORKERS)
+    generation = GenerationQueue()
+
+    async def generate(request: Request, as_json: bool, posted: dict[str, str]) -> Response:
+        return await generation.run(lambda: pages.ask(request, as_json, posted))
+
+    async def record(request: Request, as_json: bool, posted: dict[str, str]) -> Response:
+        return await workers.run(pages.record_losses, request, as_json, posted)
+
+    def posts(path: str, allowed: set[str], settings_too: bool, run: Any) -> list[Route]:
+        endpoint = _post(pages, allowed, settings_too, run)
+        return [Route(path, endpoint, methods=["POST"]), Route(path + ".json", endpoint, methods=["POST"])]
 
     def both(path: str, handler: Handler, allowed: set[str], settings_too: bool = False) -> list[Route]:
         endpoint = _endpoint(pages, handler, allowed, settings_too, workers=workers)
@@ -298,6 +366,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     routes = [
         Route("/", home),
         *both("/ask", pages.ask, {"index", "q", "run"}, settings_too=True),
+        *posts("/ask", {"index", "q", "run"}, True, generate),
+        *posts("/lab/losses", {"index", *EXHIBITS["losses"].params}, False, record),
         *both("/analytics", pages.analytics, {"index", "run"}),
         Route("/runs/{name}", _endpoint(pages, pages.run, {"index"}, suffix_from="name")),
         *both("/documents", pages.documents, {"index"}),
@@ -329,14 +399,16 @@ def check_port(host: str, port: int) -> None:
                               "choose another port with --port, or stop what is using it") from None
 
 
-def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: Path | None = None) -> int:
+def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: Path | None = None,
+          generator: str | None = None) -> int:
     """Runs the app until interrupted; prints its URL. Another host than loopback is
     allowed, with a loud warning: the pages show every indexed document to anyone who
     can reach the address."""
     import uvicorn
 
     local = is_loopback(host)
-    app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log)
+    app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log,
+                     generator=generator)
     check_port(host, port)
     if not local:
         bar = "!" * 78

@@ -24,11 +24,12 @@ from glassrag.web.catalog import BadRequest
 
 ROLES = ("fused", "observed", "off")
 INDEX_TIME = tuple(name for name, s in DEFINITIONS.items() if s.reingest)
-NOT_FROM_WEB = {"rerank.model": "a model path is read from disk: set it in the index's configuration",
+NOT_FROM_WEB = {"rerank.model": "a model path is read from disk: set it in the index's configuration "
+                                "(glassrag ingest --config FILE)",
                 "retrieve.retrievers": "use role.NAME=fused|observed|off",
                 "retrieve.observe": "use role.NAME=fused|observed|off",
-                "generate.backend": "the server does not call a URL a page asks for: set it in the "
-                                    "index's configuration"}
+                "generate.backend": "the server does not call a URL a page (or an index folder) names: "
+                                    "start it with glassrag serve --generator URL"}
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,10 @@ FORM = (
     Field("rerank.method", "method", "rerank"), Field("rerank.pool", "pool", "rerank"),
     Field("mmr.relevance", "MMR λ", "diversity"), Field("cap.per_document", "cap per doc", "diversity"),
     Field("gate.enabled", "gate", "answer"), Field("answer.k", "k", "answer"),
-    Field("generate.enabled", "generate", "answer"),
 )
+# switched on only by the ask page's Generate button (a POST, glassrag/web/forms.py): never part
+# of a link, a GET form or a run's reproducing parameters
+POST_ONLY = ("generate.enabled",)
 
 
 SETTINGS = {name: (s.default, s.doc) for name, s in DEFINITIONS.items() if not s.reingest}
@@ -103,14 +106,14 @@ def _value(key: str, raw: str) -> Any:
 
 def apply(base: Config, chosen: Mapping[str, Any], available: tuple[str, ...]) -> Config:
     """`base` with the chosen settings; roles become retrieve.retrievers/observe."""
-    merged = base.to_dict()
-    roles = roles_of(base, available)
+    merged: dict[str, dict[str, Any]] = {"retrieve": {}}  # only what the page changes: the other
+    roles = roles_of(base, available)                      # settings keep their origin (index, file)
     for key, value in chosen.items():
         if key.startswith("role."):
             roles[key[5:]] = value
         else:
             section, name = key.split(".", 1)
-            merged[section][name] = value
+            merged.setdefault(section, {})[name] = value
     order = list(dict.fromkeys([*base.retrieve.retrievers, *base.retrieve.observe, *available]))
     fused = [r for r in order if roles.get(r) == "fused"]
     if not fused:
@@ -119,7 +122,7 @@ def apply(base: Config, chosen: Mapping[str, Any], available: tuple[str, ...]) -
     merged["retrieve"]["retrievers"] = fused
     merged["retrieve"]["observe"] = [r for r in order if roles.get(r) == "observed"]
     try:
-        return Config.from_dict(merged, origin="the page's settings")
+        return base.updated(merged, "the page's settings", "flag")
     except ConfigError as e:
         raise BadRequest(e.problem, e.hint) from None
 
@@ -133,7 +136,7 @@ def flat(config: Config, available: tuple[str, ...]) -> dict[str, Any]:
     """Every web-settable setting of `config`, by its query-string name."""
     out: dict[str, Any] = {f"role.{n}": v for n, v in roles_of(config, available).items()}
     for name in SETTINGS:
-        if name not in NOT_FROM_WEB:
+        if name not in NOT_FROM_WEB and name not in POST_ONLY:
             out[name] = config.value(name)
     return out
 
