@@ -13,6 +13,7 @@ from rich.text import Text
 
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
 from glassrag.config import SETTINGS, layered
+from glassrag.store.pgschema import redact
 
 # a logistic regression wants about ten events (here: relevant candidates) per feature
 # (Peduzzi et al. 1996, J Clin Epidemiol 49(12))
@@ -81,7 +82,7 @@ def rerank_train(location: str, golden: Path, config_file: Path | None = None) -
         table.add_row(name, f"{w:+.3f}", f"{m:.3g}", f"{sd:.3g}")
     table.add_row("(bias)", f"{model['bias']:+.3f}", "", "")
     out.print(table)
-    out.print(f"saved in {location}; use it with [rerank] method = \"learned\" "
+    out.print(f"saved in {redact(location)}; use it with [rerank] method = \"learned\" "
               "(then run glassrag calibrate: the scores the gate reads change)", markup=False)
     return 0
 
