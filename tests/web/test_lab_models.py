@@ -5,6 +5,7 @@ place and the whole pipeline's losses, each number checked against evaluate() (w
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +106,8 @@ def test_mmr_pushes_the_outdated_copy_out_of_the_top_three(client, index):
 
 def test_losses_at_the_index_settings_equal_the_saved_eval_run(make_client, index_copy: Path):
     client = make_client(index_copy)
-    data = client.get("/lab/losses.json").json()
+    token = re.search(r'name="token" value="([^"]+)"', client.get("/lab/losses").text)[1]
+    data = client.post("/lab/losses.json", data={"token": token}).json()  # the form's POST keeps the run
     run = run_file(index_copy, "defaults-test")  # glassrag eval with the index's settings
     for name in ("reader_accuracy", "budget_recall"):
         got = data["accuracy" if name == "reader_accuracy" else "bound"]
@@ -130,8 +132,9 @@ def test_the_budget_packs_within_its_words_and_holds_what_the_bound_counts(make_
 
 def test_two_runs_and_their_paired_test(make_client, index_copy: Path):
     client = make_client(index_copy)
-    one = client.get("/lab/losses.json?k=5").json()
-    two = client.get("/lab/losses.json?k=1&gate=off").json()
+    token = re.search(r'name="token" value="([^"]+)"', client.get("/lab/losses").text)[1]
+    one = client.post("/lab/losses.json", data={"k": "5", "token": token}).json()  # runs are kept by POSTs
+    two = client.post("/lab/losses.json", data={"k": "1", "gate": "off", "token": token}).json()
     assert [r["id"] for r in two["runs"]][:2] == [two["run_id"], one["run_id"]]  # newest first
     compared = client.get("/lab/losses.json", params={"k": 1, "gate": "off", "a": one["run_id"],
                                                       "b": two["run_id"]}).json()["paired"]
