@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from glassrag.errors import ConfigError
+from glassrag.experiment import work_folder
 from glassrag.web.plots import nice_ticks
 
 CHART_W, CHART_H, LEFT, RIGHT, TOP, BOTTOM = 720, 300, 52, 150, 16, 110
@@ -61,7 +62,10 @@ def _corpora(log: Path, evidence: dict[str, Any]) -> list[dict[str, Any]]:
         if "skipped" in c:
             rows.append({"corpus": name, "skipped": c["skipped"], "metrics": {}})
             continue
-        runs = {side: Path(path).name for side, path in c["runs"].items() if Path(path).is_file()}
+        # linked only where /development/runs/ serves it: the log's own work folder (an absolute
+        # path in the evidence names the machine that measured it, not this one)
+        here = work_folder(log) / "runs" / evidence["name"]
+        runs = {side: Path(path).name for side, path in c["runs"].items() if (here / Path(path).name).is_file()}
         rows.append({"corpus": name, "metrics": c["metrics"], "flips": c["flips"], "gate": c["gate"],
                      "questions": c["questions"], "runs": runs})
     return rows
