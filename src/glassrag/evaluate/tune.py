@@ -157,13 +157,14 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
                if len(present) > 1 else None)
     gate = calibrate(found_signals, [s for _, s in unanswerable], rule,
                      config.gate.cost if cost is None else cost, f"{source} (train split)", weights)
+    scored = [(g, value(gate["score"], s)) for g, s in unanswerable]  # the gate's score, once each
     by_topic = {}
     for t in present:
-        values = [value(gate["score"], s) for g, s in unanswerable if g == t]
-        below = [v is not None and gate["threshold"] is not None and v < gate["threshold"] for v in values]
+        below = [v is not None and gate["threshold"] is not None and v < gate["threshold"]
+                 for g, v in scored if g == t]
         by_topic[t] = {"questions": groups[t], "declined": sum(below) / len(below),
                        "above": len(below) - sum(below)}
-    every = [v for v in (value(gate["score"], s) for s in [*found_signals, *(s for _, s in unanswerable)])
+    every = [v for v in [*(value(gate["score"], s) for s in found_signals), *(v for _, v in scored)]
              if v is not None]
     gate["score_range"] = [min(every), max(every)] if every else None
     if extra and not groups["on-topic"]:

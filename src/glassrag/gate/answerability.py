@@ -14,7 +14,6 @@ scale is calibrated per corpus like every other signal.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +22,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.rerank.cross_onnx import BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder, shared
+from glassrag.rerank.cross_onnx import (BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder,
+                                        precision_of, sha256, shared)
 
 OFF = ("", "none", "off")
 
@@ -48,22 +48,14 @@ def read_by(calibration: dict | None) -> bool:
     return any(str(n).startswith("answerability") for n in names)
 
 
-def precision_of(folder: Path) -> str:
-    return "int8" if (folder / "model.int8.onnx").is_file() else "fp32"
-
-
 @lru_cache(maxsize=16)
 def _digest(path: str, size: int, mtime: float) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:12]
+    return sha256(Path(path))[:12]
 
 
 def model_digest(folder: Path) -> str:
     """A short digest of the model file: another model invalidates a calibration."""
-    file = folder / ("model.int8.onnx" if precision_of(folder) == "int8" else "model.onnx")
+    file = shared(folder, precision_of(folder)).file  # the process's one instance: no re-read of meta.json
     stat = os.stat(file)
     return _digest(str(file), stat.st_size, stat.st_mtime)
 

