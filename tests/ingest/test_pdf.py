@@ -149,3 +149,23 @@ def test_reflow_on_a_page_of_short_lines_uses_the_mirrored_left_margin():
              Line("What to know, part 2.", 250, 40, 3, left=50)]
     assert reflow(lines, page_width=600) == ["What to know, part 1.", "What to know, part 2."]
     assert reflow(lines) == ["What to know, part 1. What to know, part 2."]  # edge 250
+
+
+MATH = Path(__file__).resolve().parents[1] / "fixtures" / "math" / "binomial-cis-joss.pdf"
+
+
+def test_letters_beyond_the_basic_plane_are_one_character_each_and_the_pdf_indexes(tmp_path):
+    """pdfium gives 𝑝 (U+1D45D) as two UTF-16 halves; a lone half cannot be written as
+    UTF-8 and stopped the whole ingest (tests/fixtures/math/PROVENANCE.md)."""
+    ex = load_pdf(MATH, MATH.read_bytes())
+    assert "probability of 7 success parameter, 𝑝, of a binomial" in ex.text
+    assert not any(0xD800 <= ord(c) < 0xE000 for c in ex.text)
+    assert "\ufffd" not in ex.text
+    from glassrag.cli import main
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / MATH.name).write_bytes(MATH.read_bytes())
+    assert main(["ingest", str(docs), "--index", str(tmp_path / "index")]) == 0
+    from glassrag.store import EmbeddedStore
+    index = EmbeddedStore(tmp_path / "index").read()
+    assert any("𝑝" in c.text for c in index.chunks)

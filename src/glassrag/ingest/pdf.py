@@ -131,7 +131,8 @@ class Line:
 
 def read_lines(textpage: Any, raw: Any) -> list[Line]:
     """A page's lines from pdfium's character list, with their geometry; pdfium ends each
-    line with a generated CR LF. NULs are dropped."""
+    line with a generated CR LF. NULs are dropped; a surrogate pair is one character, a lone
+    surrogate U+FFFD (text that could not be stored as UTF-8 otherwise)."""
     lines: list[Line] = []
     chars: list[str] = []
     right = 0.0
@@ -151,8 +152,20 @@ def read_lines(textpage: Any, raw: Any) -> list[Line]:
         lines.append(Line(text, right, first_word or max(word_right - (word_left or 0), 0),
                           space, bottom or 0.0, line_left or 0.0, size))
 
+    high = 0  # a UTF-16 high surrogate waiting for its low half
     for i in range(textpage.count_chars()):
-        ch = chr(raw.FPDFText_GetUnicode(textpage, i))
+        code = raw.FPDFText_GetUnicode(textpage, i)
+        # pdfium counts UTF-16 code units: a character beyond U+FFFF (the math italic 𝑝
+        # of a formula) is two indices, a high and a low surrogate, joined here into one
+        if 0xD800 <= code < 0xDC00:
+            high = code
+            continue
+        if 0xDC00 <= code < 0xE000:
+            code = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00) if high else 0xFFFD
+        elif high:
+            chars.append("\ufffd")  # a high half with no low half: shown as unreadable
+        high = 0
+        ch = chr(code)
         if ch == "\n":
             finish()
             chars, right, bottom, line_left = [], 0.0, None, None
