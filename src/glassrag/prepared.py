@@ -100,7 +100,7 @@ def headline(run: Any) -> list[tuple[str, dict[str, Any]]]:
             (f"answer hit@{k}", run.answer.metrics.get(f"hit@{k}")),
             (f"answer visible@{k}", run.answer.metrics.get(f"answer_visible@{k}")),
             ("declined unanswerable", run.answer.metrics.get("declined_unanswerable")),
-            *((f"  of which {kind}", run.by_kind.get(kind, {}).get("declined"))
+            *((f"  of which kind {kind}", run.by_kind.get(kind, {}).get("declined"))
               for kind in ("unanswerable", "off-topic")),
             ("declined off-topic (bundled set)", run.answer.metrics.get("declined_offtopic")),
             ("answerable declined", run.answer.metrics.get("declined_answerable"))]

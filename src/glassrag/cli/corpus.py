@@ -72,7 +72,7 @@ def print_summary(run: Any, index: Path) -> None:
     table = Table(title=f"{index}: {run.index['documents']} documents, {run.index['chunks']} chunks, "
                         f"{run.golden['questions']} test questions ({run.golden['answerable']} answerable), "
                         "95% intervals", box=None)
-    for col in ("figure", "value [interval]", "n"):
+    for col in ("figure", "value and interval", "n"):
         table.add_column(col)
     for label, m in headline(run):
         table.add_row(label, fmt(m), str(m["n"]))
