@@ -112,6 +112,12 @@ class NeuralSettings:
                             "bench/scifact_neural.py: int8 encodes 1.86x faster but costs 0.020 "
                             "nDCG@10 alone; off, so vectors are the published model's",
                             choices="glassrag.dense.neural:QUANTIZE", reingest=True)
+    backend: str = setting("auto", "what runs the model: onnx (ONNX Runtime, no torch: BERT-family "
+                           "models with mean or CLS pooling, the bundled MiniLM among them), torch "
+                           "(sentence-transformers, any model), auto (onnx where it can)",
+                           "bench/onnx_embed.py: the onnx backend's fp32 vectors equal "
+                           "sentence-transformers' within 1e-4 cosine and encode faster per CPU second",
+                           choices="glassrag.dense.neural:BACKENDS", reingest=True)
     batch_size: int = setting(32, "passages per encoding batch", "sentence-transformers' default",
                              low=1, high=100_000, reingest=True)
     cutoff: float | None = setting(None, "drop neural hits whose cosine is below this (left out: keep all)",
