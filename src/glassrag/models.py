@@ -60,7 +60,7 @@ def load(kind: str, path: Path, what: str, needs: str) -> Any:
         import sentence_transformers
     except ImportError:
         raise ConfigError(f"{what} needs sentence-transformers and torch",
-                          "pip install torch==2.13.0 && pip install 'glassrag[neural]'") from None
+                          "pip install torch==2.13.0 && pip install 'glassrag[torch]'") from None
     try:
         # trust_remote_code=False: a folder's modules.json may not name code outside sentence-transformers
         return getattr(sentence_transformers, kind)(str(path), device="cpu", local_files_only=True,
