@@ -18,7 +18,9 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import save  # noqa: E402
@@ -41,12 +43,16 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=9)
     args = ap.parse_args()
     py = sys.executable
+    gate_off = Path(tempfile.mkdtemp()) / "gate-off.toml"
+    gate_off.write_text("[gate]\nenabled = false\n", encoding="utf-8")
     commands = {
         "python -c 'import numpy, scipy.sparse'": [py, "-c", "import numpy, scipy.sparse"],
         "build the parser": [py, "-c", "from glassrag.cli import build_parser; build_parser()"],
         "glassrag --help": [py, "-m", "glassrag.cli", "--help"],
         "glassrag ask --help": [py, "-m", "glassrag.cli", "ask", "--help"],
         "glassrag ask (demo index)": [py, "-m", "glassrag.cli", "ask", QUESTION, "--index", args.index],
+        "glassrag ask, gate off (no cross-encoder)": [py, "-m", "glassrag.cli", "ask", QUESTION, "--index",
+                                                      args.index, "--config", str(gate_off)],
     }
     for name, argv in commands.items():  # once, untimed: files in the page cache, .pyc written
         _, _, code = cpu_of(argv)
