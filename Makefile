@@ -27,7 +27,7 @@ $(FULL): $(BASE)
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
-	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,docs,web,generate,postgres]"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres]"
 	touch $(FULL)
 
 .PHONY: install demo test bench bench-check screenshots mutation cross-encoder clean

@@ -48,6 +48,17 @@ allowance for meals.</p><table><tr><th>City</th><th>Rate</th></tr>
 }
 
 
+@pytest.fixture(scope="session", autouse=True)
+def glassrag_cache(tmp_path_factory) -> Path:
+    """ONNX graphs built from model weights (glassrag/dense/onnx_embed.py) go to a temporary
+    folder, once per session, never to ~/.cache; subprocesses inherit it."""
+    import os
+
+    folder = tmp_path_factory.mktemp("glassrag-cache")
+    os.environ["GLASSRAG_CACHE"] = str(folder)
+    return folder
+
+
 def write_corpus(folder: Path, files: dict[str, str] = HANDBOOK) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

@@ -328,7 +328,7 @@ def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
     return SentenceEmbedder(model,
                             None if n.query_instruction == "auto" else n.query_instruction,
                             None if n.passage_instruction == "auto" else n.passage_instruction,
-                            n.quantize, n.batch_size)
+                            n.quantize, n.batch_size, backend=n.backend)
 
 
 def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path | None,

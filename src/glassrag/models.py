@@ -60,10 +60,58 @@ def load(kind: str, path: Path, what: str, needs: str) -> Any:
         import sentence_transformers
     except ImportError:
         raise ConfigError(f"{what} needs sentence-transformers and torch",
-                          "pip install torch==2.13.0 && pip install 'glassrag[neural]'") from None
+                          "pip install torch==2.13.0 && pip install 'glassrag[torch]'") from None
     try:
         # trust_remote_code=False: a folder's modules.json may not name code outside sentence-transformers
         return getattr(sentence_transformers, kind)(str(path), device="cpu", local_files_only=True,
                                                     trust_remote_code=False)
     except Exception as err:  # the library's own error: say which folder and why
         raise ConfigError(f"cannot load {what} from {path}: {err}", needs) from None
+
+
+def onnx_session(file: Path, threads: int, hint: str, spin: bool = False) -> Any:
+    """An ONNX Runtime CPU session of `file` on `threads` intra-op threads (one inter-op thread).
+    Without `spin`, idle worker threads sleep instead of spinning: a spinning pool burns CPU
+    between the calls of a batch loop and between questions, which the per-CPU-second bench
+    counts (bench/onnx_embed.py). A missing runtime or an unreadable file is a ConfigError
+    with `hint`."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise ConfigError("running an ONNX model needs onnxruntime", "pip install onnxruntime") from None
+    if not file.is_file():
+        raise ConfigError(f"{file} is missing", hint)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = max(1, threads)
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+    try:
+        return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # the runtime's own error: say which file
+        raise ConfigError(f"cannot load the ONNX model {file}: {err}", hint) from None
+
+
+def onnx_tokenizer(file: Path, max_length: int, pad: bool = True) -> Any:
+    """The `tokenizers` tokenizer of `file` (a tokenizer.json), truncating to `max_length` tokens
+    (special tokens included, the longest of a pair first) and, with `pad`, padding a batch to its
+    longest member (never to a fixed length, whatever the file says)."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise ConfigError("running an ONNX model needs the tokenizers library", "pip install tokenizers") from None
+    try:
+        tok = Tokenizer.from_file(str(file))
+    except Exception as err:
+        raise ConfigError(f"cannot read the tokenizer {file}: {err}",
+                          "the model folder needs the tokenizer.json its model was trained with") from None
+    tok.enable_truncation(max_length, strategy="longest_first")
+    tok.no_padding()
+    if pad:
+        tok.enable_padding(pad_id=pad_id(tok), pad_token="[PAD]")
+    return tok
+
+
+def pad_id(tok: Any) -> int:
+    """The id of the tokenizer's [PAD] token (BERT's vocabularies: 0)."""
+    found = tok.token_to_id("[PAD]")
+    return 0 if found is None else int(found)

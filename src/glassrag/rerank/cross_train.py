@@ -92,7 +92,7 @@ def fit(pairs: Sequence[dict[str, Any]], base: str = BASE, batch: int = 16, lr: 
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
     except ImportError:
         raise ConfigError("training a cross-encoder needs torch and transformers",
-                          "pip install torch==2.13.0 && pip install 'glassrag[neural]'") from None
+                          "pip install torch==2.13.0 && pip install 'glassrag[torch]'") from None
     from glassrag.models import offline
     offline()
     torch.manual_seed(seed)

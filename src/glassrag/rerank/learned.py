@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES, FeatureMaker
@@ -38,6 +37,8 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0,
         g = -v * signs * (1.0 / (1.0 + np.exp(margin)))  # d loss_i / d score_i
         grad_w = x.T @ g / n + l2 / n * w
         return float(value), np.append(grad_w, g.mean())
+
+    from scipy.optimize import minimize  # here: an ask with a trained reranker never fits one
 
     result = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B",
                       options={"maxiter": 500, "gtol": 1e-8})

@@ -1,0 +1,53 @@
+"""Start-up: building the argument parser and answering --help import nothing heavy (issue 30:
+`calibrate --rule`'s choices imported scipy.stats and `--labels` glassrag.generate, 0.98 of an
+ask's 1.08 CPU s); each check runs in a fresh process and reads its sys.modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "sentence_transformers", "scipy.stats", "scipy.optimize", "onnxruntime")
+
+PROBE = """
+import json, sys
+from glassrag.cli import build_parser, main
+parser = build_parser()
+if sys.argv[1:]:
+    try:
+        main(sys.argv[1:])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def modules_after(*argv: str) -> set[str]:
+    r = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stdout.strip().splitlines()[-1]))
+
+
+def test_building_the_parser_imports_no_library_beyond_the_standard_one():
+    loaded = modules_after()
+    assert not loaded & {*HEAVY, "numpy", "scipy", "glassrag.generate", "glassrag.store", "glassrag.gate"}, \
+        sorted(loaded & {*HEAVY, "numpy", "scipy", "glassrag.generate", "glassrag.store", "glassrag.gate"})
+
+
+@pytest.mark.parametrize("command", ["ask", "calibrate", "ingest", "eval", "serve", "demo"])
+def test_a_commands_help_imports_nothing_heavy(command: str):
+    assert not modules_after(command, "--help") & set(HEAVY)
+
+
+def test_help_lists_the_choices_it_imports_lazily(capsys):
+    from glassrag.cli import main
+
+    for argv, expected in ((["calibrate", "--help"], "cost, balanced, keep95"),
+                           (["ask", "--help"], "title, numbered"),
+                           (["ingest", "--help"], "default 100")):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert expected in " ".join(capsys.readouterr().out.split())
