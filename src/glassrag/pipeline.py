@@ -124,9 +124,8 @@ class Pipeline:
                               f"choose one of: {', '.join(RERANKERS)}")
         method = c.rerank.method
         if method == "auto":
-            method = "learned" if index.extra.get("reranker") else "none"
-            self.notes.append("rerank auto: " + ("using the trained learned reranker" if method == "learned"
-                                                 else "no reranker trained for this index (glassrag rerank-train)"))
+            method, why = auto_reranker(index.extra.get("reranker"))
+            self.notes.append("rerank auto: " + why)
         if method == "learned":
             model = index.extra.get("reranker")
             if model is None:
@@ -378,10 +377,23 @@ class Pipeline:
         a, b, _ = best_sentence(text, terms, analyze)
         start, end = window(text, a, self.config.answer.excerpt_chars)
         marks: tuple[tuple[int, int], ...] = ()
-        if not asks_for_a_name(question):
-            lo, hi = max(a, start), min(b, end)
-            marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze, question))
+        if not asks_for_a_name(question):  # the run that answers, anywhere in the window shown
+            marks = tuple((x - start, y - start) for x, y in answer_words(text, start, end, terms, analyze, question))
         return start, end, marks
+
+
+def auto_reranker(model: dict[str, Any] | None) -> tuple[str, str]:
+    """What `rerank.method = auto` runs and why: the learned reranker only when its
+    cross-validation on the train split shows it beats the order it is given
+    (rerank/learned_cv.py); a model trained before that was recorded is not used."""
+    from glassrag.rerank.learned_cv import summary
+
+    if not model:
+        return "none", "no reranker trained for this index (glassrag rerank-train)"
+    cv = model.get("cv")
+    if cv and cv.get("helps"):
+        return "learned", "using the trained learned reranker: " + summary(cv)
+    return "none", "not using the trained learned reranker: " + summary(cv)
 
 
 class ChunkDocs(Mapping[str, str]):
