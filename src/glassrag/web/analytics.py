@@ -145,7 +145,7 @@ class AnalyticsView:
         try:
             result = compare_runs(base.run, other.run, base.name, other.name)
             rows = {r["metric"]: {k: r[k] for k in ("diff", "p", "p_holm", "test", "improved", "degraded", "n",
-                                                    "verdict", "better")}
+                                                    "verdict", "better")} | {"confounded": r.get("confounded")}
                     for r in result["rows"]}
         except GlassragError as e:  # no question in common, another format: shown without tests
             rows = {"_problem": e.problem}  # type: ignore[dict-item]
