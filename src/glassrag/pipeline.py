@@ -91,6 +91,11 @@ class Pipeline:
         self.answerability = (answerability.Answerability(folder, c.gate.answerability_depth)
                               if folder and wanted else None)
         self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, self.scoring_settings())
+        added = sorted({d for part in ("reranker", "gate") for d in (index.extra.get(part) or {}).get("added_since", [])})
+        if added:  # kept by an ingest that only added documents (indexer.kept_trained_parts)
+            self.notes.append(f"the reranker and the gate were fitted before {len(added)} document(s) were added "
+                              f"({', '.join(added[:3])}{' …' if len(added) > 3 else ''}): their scores may shift a "
+                              "little; glassrag rerank-train and glassrag calibrate refit them")
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
         if index.config.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
