@@ -12,6 +12,7 @@ from typing import Any
 from glassrag.config import Config
 from glassrag.errors import ConfigError, GlassragError
 from glassrag.evaluate.compare import compare_runs
+from glassrag.pipeline import auto_reranker
 from glassrag.evaluate.diagnose import CAUSES as CAUSE_ORDER
 from glassrag.web import settings
 from glassrag.web.ask import ask_link
@@ -255,4 +256,5 @@ class AnalyticsView:
         return {"features": [{"name": n, "weight": w, "bar": b}
                              for n, w, b in zip(model.get("features", []), model["weights"], bars)],
                 "bias": model.get("bias"), "rows": model.get("rows"), "positives": model.get("positives"),
-                "questions": model.get("questions"), "golden": model.get("golden"), "split": model.get("split")}
+                "questions": model.get("questions"), "golden": model.get("golden"), "split": model.get("split"),
+                "auto": auto_reranker(model)[1]}
