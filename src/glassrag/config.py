@@ -181,7 +181,8 @@ class VersionSettings:
 @dataclass(frozen=True)
 class RerankSettings:
     method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
-                          "auto (learned when this index has a trained reranker, else none)",
+                          "auto (learned when this index has a trained reranker whose cross-validation on the "
+                          "train split shows it helps, else none)",
                           "experiment bench-m11-gate: its probability makes the gate's best signal "
                           "(M8: alone, it does not beat BM25's order)",
                           choices="glassrag.pipeline:RERANKERS")

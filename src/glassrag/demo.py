@@ -10,8 +10,10 @@ DEMO = DATA / "demo"
 
 # the questions `glassrag demo` asks (ids from golden.jsonl): an error code whose near-twin
 # belongs to another product, a paraphrase whose answer BM25 and LSA both rank too low,
-# and a question the handbook cannot answer, which the calibrated gate declines
-SHOWCASE: tuple[str, ...] = ("q012", "q101", "q131")
+# and a question the handbook cannot answer, which the calibrated gate declines (q132; the gym
+# question q131 passes since rerank auto stopped using a reranker its cross-validation did not
+# support, which moved the calibrated threshold from -2.421 to -2.999: issue 27, item 3)
+SHOWCASE: tuple[str, ...] = ("q012", "q101", "q132")
 
 
 def demo_docs() -> Path:

@@ -91,6 +91,11 @@ class Pipeline:
         self.answerability = (answerability.Answerability(folder, c.gate.answerability_depth)
                               if folder and wanted else None)
         self.gate = Gate(index.extra.get("gate") if c.gate.enabled else None, self.scoring_settings())
+        added = sorted({d for part in ("reranker", "gate") for d in (index.extra.get(part) or {}).get("added_since", [])})
+        if added:  # kept by an ingest that only added documents (indexer.kept_trained_parts)
+            self.notes.append(f"the reranker and the gate were fitted before {len(added)} document(s) were added "
+                              f"({', '.join(added[:3])}{' …' if len(added) > 3 else ''}): their scores may shift a "
+                              "little; glassrag rerank-train and glassrag calibrate refit them")
         if c.answer.budget_words < 1:
             raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
         if index.config.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
@@ -124,9 +129,8 @@ class Pipeline:
                               f"choose one of: {', '.join(RERANKERS)}")
         method = c.rerank.method
         if method == "auto":
-            method = "learned" if index.extra.get("reranker") else "none"
-            self.notes.append("rerank auto: " + ("using the trained learned reranker" if method == "learned"
-                                                 else "no reranker trained for this index (glassrag rerank-train)"))
+            method, why = auto_reranker(index.extra.get("reranker"))
+            self.notes.append("rerank auto: " + why)
         if method == "learned":
             model = index.extra.get("reranker")
             if model is None:
@@ -378,10 +382,23 @@ class Pipeline:
         a, b, _ = best_sentence(text, terms, analyze)
         start, end = window(text, a, self.config.answer.excerpt_chars)
         marks: tuple[tuple[int, int], ...] = ()
-        if not asks_for_a_name(question):
-            lo, hi = max(a, start), min(b, end)
-            marks = tuple((x - start, y - start) for x, y in answer_words(text, lo, hi, terms, analyze, question))
+        if not asks_for_a_name(question):  # the run that answers, anywhere in the window shown
+            marks = tuple((x - start, y - start) for x, y in answer_words(text, start, end, terms, analyze, question))
         return start, end, marks
+
+
+def auto_reranker(model: dict[str, Any] | None) -> tuple[str, str]:
+    """What `rerank.method = auto` runs and why: the learned reranker only when its
+    cross-validation on the train split shows it beats the order it is given
+    (rerank/learned_cv.py); a model trained before that was recorded is not used."""
+    from glassrag.rerank.learned_cv import summary
+
+    if not model:
+        return "none", "no reranker trained for this index (glassrag rerank-train)"
+    cv = model.get("cv")
+    if cv and cv.get("helps"):
+        return "learned", "using the trained learned reranker: " + summary(cv)
+    return "none", "not using the trained learned reranker: " + summary(cv)
 
 
 class ChunkDocs(Mapping[str, str]):

@@ -25,13 +25,14 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.remember import RememberingJudge
-from glassrag.evaluate.tune import (_calibrate_reader, calibrate_index, gate_rows, reranker_model,
-                                    reranker_rows, train_reranker)
+from glassrag.evaluate.tune import (_calibrate_reader, calibrate_index, gate_rows, grouped_reranker_rows,
+                                    reranker_model, reranker_rows, train_reranker)
 from glassrag.gate.calibrate import calibrate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 from glassrag.rerank.features import FEATURES
 from glassrag.rerank.learned import train
+from glassrag.rerank.learned_cv import cross_validate
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
@@ -199,7 +200,11 @@ def test_train_reranker_fits_the_rows_of_the_train_split(handbook):
     model = train_reranker(handbook, LEARNED, QUESTIONS, "hand.jsonl",
                            lambda done, total: calls.append((done, total)), cache)
     x, y, n = reranker_rows(handbook, LEARNED, QUESTIONS, "hand.jsonl")
-    assert model == reranker_model(x, y, 8, LEARNED, "hand.jsonl")
+    x2, y2, _, groups = grouped_reranker_rows(handbook, LEARNED, QUESTIONS, "hand.jsonl")
+    assert (x2 == x).all() and (y2 == y).all() and len(groups) == len(y)
+    # with the cross-validation that auto decides by (rerank/learned_cv.py): too few questions here
+    assert model == {**reranker_model(x, y, 8, LEARNED, "hand.jsonl"), "cv": cross_validate(x, y, groups)}
+    assert not model["cv"]["helps"] and "cross-validation needs at least 5" in model["cv"]["why"]
     assert (model["rows"], model["positives"], model["pool"], model["questions"]) == (8, 3, 2, 8)
     assert calls == [(i, 8) for i in range(1, 9)] and len(cache) > 0
 

@@ -98,3 +98,47 @@ def test_budget_smaller_than_a_chunk_is_refused(index):
 
     with pytest.raises(ConfigError, match="holds no whole chunk"):
         Pipeline(index, index.config.with_overrides(answer={"budget_words": 50}))
+
+
+# ---------------------------------------------------------- the run that answers (issue 27, item 8)
+
+def _marked(question: str, text: str) -> list[str]:
+    return [text[a:b] for a, b in answer_words(text, 0, len(text), set(A(question)), A, question)]
+
+
+def test_one_run_is_marked_not_every_word_the_question_lacks():
+    text = "A travel request is approved by the line manager, and copied to finance for the records."
+    # the old rule marked "line manager", "copied", "finance" and "records"
+    assert _marked("Who approves a travel request?", text) == ["line manager"]
+
+
+def test_the_run_after_the_question_s_words_wins_a_tie_of_distance():
+    # "prism lock lost" and "hold still" are both one word from a question word; given before new
+    text = "| E-3301 | Prism lock lost | Hold still |"
+    assert _marked("What does E-3301 mean?", text) == ["Prism lock lost"]
+    assert _marked("What does the cable do?", "Spare cable gets hot.") == ["gets hot"]
+
+
+def test_the_unit_with_most_question_words_wins_over_a_nearer_run_elsewhere():
+    text = "The fan hums. The scanner mirror motor stops when it overheats above 60 degrees."
+    assert _marked("Why does the scanner mirror motor stop?", text) == ["when it overheats above 60 degrees"]
+
+
+def test_a_question_for_a_figure_marks_a_number_not_an_identifier():
+    record = "Part number: 770-0011\nItem: Aluminium tripod, lightweight\nPrice (EUR): 310"
+    assert _marked("How much is the lightweight aluminium tripod?", record) == ["310"]
+    assert _marked("What does the tripod cost?", record) == ["310"]
+    # a question that does not ask for a figure: the nearest new words, after the question's
+    assert _marked("Which item is the aluminium tripod?", record) == ["lightweight"]
+
+
+def test_a_clause_ends_a_run_and_at_most_six_words_are_marked():
+    text = "The kit holds a spare battery, a charger, a strap, and a case."
+    assert _marked("What does the kit hold?", text) == ["spare battery"]
+    long = "The kit holds spare battery charger strap case lens cap tripod screw."
+    marked = _marked("What does the kit hold?", long)
+    assert marked == ["spare battery charger strap case lens"] and len(marked[0].split()) == 6
+
+
+def test_nothing_new_marks_nothing():
+    assert _marked("tilt sensor calibration", "Tilt sensor calibration.") == []

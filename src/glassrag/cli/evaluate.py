@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from rich.table import Table
+from rich.text import Text
 
 from glassrag.cli.ask import generation_flags, generation_layer
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, out, progress
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
 from glassrag.cli.trec import trec_level
 from glassrag.config import layered
 from glassrag.schema import better
@@ -35,6 +36,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", help="write the run (JSON) here")
     p.add_argument("--save", metavar="NAME", help="also keep the run as DIR/runs/NAME.json (what serve shows)")
     p.add_argument("--trec-run", help="also write the final ranking as a TREC run file")
+    p.add_argument("--no-calibrate", dest="calibrate", action="store_false",
+                   help="when the index's gate calibration was made for other settings, do not calibrate "
+                        "these on the golden set's train split (the gate then passes every question, and "
+                        "the run says so)")
     generation_flags(p)
     p.set_defaults(run=cmd_eval)
 
@@ -88,7 +93,8 @@ def golden_check(file: Path, location: str | None = None) -> int:
 # eval ------------------------------------------------------------------------------------
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    run = evaluation(args.index, Path(args.golden), args.split, args.config, generation_layer(args))
+    run = evaluation(args.index, Path(args.golden), args.split, args.config, generation_layer(args),
+                     args.calibrate)
     print_run(run)
     targets = [Path(args.out)] if args.out else []
     if args.save:
@@ -105,8 +111,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def evaluation(location: str, golden: Path, split: str, config_file: Path | None = None,
-               flags: dict[str, Any] | None = None) -> Any:
-    """The Run of the index at `location` on a split of `golden`, with a progress bar."""
+               flags: dict[str, Any] | None = None, recalibrate: bool = True) -> Any:
+    """The Run of the index at `location` on a split of `golden`, with a progress bar. When the
+    index's gate calibration does not fit these settings, the gate and reader are calibrated
+    for them on the train split first (evaluate/fits.py), unless not `recalibrate`."""
+    from glassrag.evaluate.fits import calibrated_for, mismatch
     from glassrag.evaluate.golden import load_questions
     from glassrag.evaluate.runs import evaluate
     from glassrag.pipeline import Pipeline
@@ -115,6 +124,13 @@ def evaluation(location: str, golden: Path, split: str, config_file: Path | None
     index = open_store(location).read()
     config = layered(index.config, config_file, flags or {}, built=True)
     questions = load_questions(golden, split, index.documents)
+    if recalibrate and config.gate.enabled and mismatch(index, config):
+        with progress("calibrating") as bar:
+            bar.add_task("calibrate for these settings", total=None)
+            train = questions if split == "train" else load_questions(golden, "train", index.documents)
+            index, failed = calibrated_for(index, config, train, str(golden))
+        if failed:
+            err.print(Text.assemble(("warning ", "yellow"), failed))
     with progress("evaluating") as bar:
         task = bar.add_task("eval", total=len(questions))
         return evaluate(Pipeline(index, config), questions, golden_path=str(golden), split=split,
@@ -158,6 +174,7 @@ def print_run(run: Any, brief: bool = False) -> None:
     out.print(f"[bold]{g['path']}[/bold] split={g['split']}: {g['questions']} questions "
               f"({g['answerable']} answerable, {g['unanswerable']} unanswerable); "
               f"index {run.index['path']} ({run.index['chunks']} chunks); {run.seconds:.1f} s")
+    print_calibration_status(run.gate)
     table = Table(title=f"the ranking before the gate (stage '{run.ranking.stage}') and the answer after it "
                         f"(stage '{run.answer.stage}', what was shown), 95% intervals")
     table.add_column("metric")
@@ -184,6 +201,17 @@ def print_run(run: Any, brief: bool = False) -> None:
         return
     for section in SECTIONS:
         section(run)
+
+
+def print_calibration_status(gate: dict[str, Any]) -> None:
+    """The gate's calibration, loudly when the gate did not work as calibrated for these settings."""
+    cal = gate.get("calibration") or {}
+    status = cal.get("status")
+    if status in ("stale", "none"):
+        err.print(Text.assemble(("warning ", "bold red"), f"gate {status}: {cal['note']}; the answer's figures "
+                                "(declined_*, answer hit, reader) are those of an uncalibrated gate"))
+    elif status == "train":
+        out.print(f"gate: {cal['note']}", markup=False)
 
 
 def print_stages(run: Any) -> None:
@@ -278,6 +306,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs(read_run_file(args.a), read_run_file(args.b), args.a, args.b)
     st = result["stages"]
+    for side in ("a", "b"):
+        g = result["gates"][side]
+        out.print(f"{side.upper()}'s gate: {g['status']}" + (f" ({g['note']})" if g["note"] else ""), markup=False)
+    if result["gate_warning"]:
+        err.print(Text.assemble(("warning ", "bold red"), result["gate_warning"]))
     table = Table(title=f"A = {args.a}   B = {args.b}   ({result['questions']} questions in common; "
                         f"ranking from A's '{st['a']['ranking']}' and B's '{st['b']['ranking']}' stage, "
                         "answer after the gate)")
@@ -299,7 +332,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         out.print("the two runs have the same settings")
     for metric, f in result["flips"].items():
-        if f["improved"] or f["degraded"]:
+        if f.get("confounded") and (f["improved"] or f["degraded"]):
+            out.print(f"{metric}: not attributed to the settings ({f['confounded']}): differs on "
+                      f"{' '.join(f['improved'] + f['degraded'])}", markup=False)
+        elif f["improved"] or f["degraded"]:
             out.print(f"{metric}: better in B: {' '.join(f['improved']) or '—'}; "
                       f"worse in B: {' '.join(f['degraded']) or '—'}")
     return 0

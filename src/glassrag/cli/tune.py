@@ -66,13 +66,6 @@ def rerank_train(location: str, golden: Path, config_file: Path | None = None) -
                                progress=lambda n, t: bar.update(task, completed=n, total=t))
     index.extra["reranker"] = model
     store.write(index)
-    needed = events_needed(model)
-    if model["positives"] < needed:
-        err.print(Text.assemble(("warning ", "yellow"), (
-            f"the reranker learned from {model['questions']} train questions giving {model['positives']} "
-            f"relevant candidates; a logistic regression of {len(model['features'])} features needs about "
-            f"{needed} ({EVENTS_PER_FEATURE} per feature, Peduzzi et al. 1996), so its weights are "
-            "mostly noise: label more train questions, or keep [rerank] method = \"none\"")))
     table = Table(title=f"learned reranker: {model['rows']} candidates of {model['questions']} train "
                         f"questions, {model['positives']} relevant; L2 {model['l2']}")
     for col in ("feature", "weight (standardised)", "mean", "std"):
@@ -81,14 +74,41 @@ def rerank_train(location: str, golden: Path, config_file: Path | None = None) -
         table.add_row(name, f"{w:+.3f}", f"{m:.3g}", f"{sd:.3g}")
     table.add_row("(bias)", f"{model['bias']:+.3f}", "", "")
     out.print(table)
-    out.print(f"saved in {redact(location)}; use it with [rerank] method = \"learned\" "
-              "(then run glassrag calibrate: the scores the gate reads change)", markup=False)
+    needed = events_needed(model)
+    if model["positives"] < needed:
+        err.print(Text.assemble(("warning ", "yellow"), (
+            f"the reranker learned from {model['questions']} train questions giving {model['positives']} "
+            f"relevant candidates; a logistic regression of {len(model['features'])} features needs about "
+            f"{needed} ({EVENTS_PER_FEATURE} per feature, Peduzzi et al. 1996), so its weights may be "
+            "mostly noise: label more train questions")))
+    print_reranker_decision(model["cv"], config.rerank.method)
+    out.print(f"saved in {redact(location)}", markup=False)
     return 0
 
 
 def events_needed(model: dict[str, Any]) -> int:
     """The relevant candidates a learned reranker needs for its weights not to be mostly noise."""
     return EVENTS_PER_FEATURE * len(model["features"])
+
+
+def print_reranker_decision(cv: dict[str, Any], method: str) -> None:
+    """The cross-validation's figures, what `rerank.method = auto` does with them, and the
+    one next step that follows (never two that contradict each other)."""
+    from glassrag.rerank.learned_cv import FOLDS
+
+    out.print(f"cross-validation on the train split ({FOLDS} folds by question, each question's pool "
+              f"reranked by a model fitted on the other folds): {cv['why']}; "
+              f"{cv['improved']} question(s) ranked better, {cv['degraded']} worse", markup=False)
+    if cv["helps"]:
+        verdict = "rerank.method = auto uses the learned reranker"
+        step = ("run glassrag calibrate again: the scores the gate reads change" if method in ("auto", "learned")
+                else f"[rerank] method is {method!r} in these settings, so it is not used")
+    else:
+        verdict = "rerank.method = auto does not use the learned reranker (the ranking stays as it is given)"
+        step = ('[rerank] method = "learned" would force it; label more train questions to give it a '
+                'chance' if method != "learned" else
+                '[rerank] method = "learned" in these settings forces it anyway')
+    out.print(f"decision: {verdict}; {step}", markup=False)
 
 
 def calibrate(location: str, golden: Path, config_file: Path | None = None, rule: str | None = None,

@@ -6,6 +6,12 @@ Tests: exact McNemar on 0/1 outcomes (hit, top1, answer-visible, declined); a pa
 sign-flip randomisation test on graded ones (MRR, nDCG, recall). A metric's direction
 (`schema.better`) says whether B's change is an improvement: `declined_answerable` going
 down is.
+
+A gate that was not calibrated for its run's settings (status `stale` or `none`,
+evaluate/fits.py) passes what a calibrated one would decline: when one run's gate is such
+and the other's is not, the figures after the gate are marked "not comparable" and the
+comparison says why, instead of attributing the difference to the settings (when both are,
+they are alike and it only says so).
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from glassrag.errors import RunFileError
+from glassrag.evaluate.fits import WORKING, status_of
 from glassrag.evaluate.runs import BINARY, DENSE, dense_figures
 from glassrag.evaluate.stats import holm, mcnemar_exact, paired_randomization
 from glassrag.schema import Run, better, flat_question_metrics
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
+# the sections of a run measured after the gate: its calibration moves them
+AFTER_THE_GATE = ("answer", "generation")
 
 
 def _binary(name: str) -> bool:
@@ -41,6 +50,15 @@ def settings_changed(a: Run, b: Run) -> list[dict[str, Any]]:
             rows += [{"setting": f"{label}{section}.{n}", "a": sx.get(n), "b": sy.get(n)}
                      for n in sorted(set(sx) | set(sy)) if sx.get(n) != sy.get(n)]
     return rows
+
+
+def gate_of(run: Run, name: str) -> dict[str, Any]:
+    """A run's gate calibration status (evaluate/fits.py) with its note."""
+    cal = dict(run.gate.get("calibration") or {})
+    status = status_of(run.gate)
+    note = cal.get("note") or ("the run file predates the record of its gate's calibration"
+                               if status == "unknown" else "")
+    return {"run": name, "status": status, "note": note}
 
 
 def dense_metrics(run: Run) -> dict[str, Any]:
@@ -97,7 +115,27 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
                      "improved": len(improved), "degraded": len(degraded)})
     for row, adjusted in zip(rows, holm([r["p"] for r in rows])):
         row["p_holm"] = adjusted
+    gates = {"a": gate_of(run_a, name_a), "b": gate_of(run_b, name_b)}
+    unfit = [g for g in gates.values() if g["status"] not in WORKING and g["status"] != "unknown"]
+    why = "; ".join(f"{g['run']}'s gate was {g['status']}" for g in unfit)
+    warning = None
+    if len(unfit) == 2:  # alike: both decline only what matches nothing
+        warning = (f"{why}: neither gate was calibrated for its run's settings, so the figures after the gate "
+                   "are those of gates that decline only questions matching nothing")
+    elif unfit:
+        warning = (f"{why}: the figures after the gate (answer, generation) differ because a gate was not "
+                   "calibrated for its run's settings, not necessarily because of the settings; calibrate each "
+                   "(glassrag eval calibrates on the train split unless --no-calibrate; glassrag calibrate "
+                   "--config FILE saves it) and compare again")
+        for row in rows:
+            if row["section"] in AFTER_THE_GATE:
+                row["verdict"] = "not comparable"
+                row["confounded"] = why
+        for m in list(flips):
+            if m.split(" ")[0] in AFTER_THE_GATE:
+                flips[m] = {**flips[m], "confounded": why}
     return {"a": name_a, "b": name_b, "questions": len(common), "rows": rows, "flips": flips,
+            "gates": gates, "gate_warning": warning,
             "stages": {"a": {"ranking": run_a.ranking.stage, "answer": run_a.answer.stage},
                        "b": {"ranking": run_b.ranking.stage, "answer": run_b.answer.stage}},
             "settings": settings_changed(run_a, run_b)}

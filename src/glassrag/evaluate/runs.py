@@ -15,6 +15,7 @@ import numpy as np
 from glassrag import __version__
 from glassrag.errors import DiskError, QueryError
 from glassrag.evaluate.diagnose import CAUSES, loss_cause
+from glassrag.evaluate.fits import calibration_record
 from glassrag.evaluate.golden import Question, locator_matches
 from glassrag.evaluate.grade import SCORES, grade
 from glassrag.evaluate.metrics import evaluate_run
@@ -241,8 +242,8 @@ def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> d
             low, high = auroc_interval(pos, neg)
             table.append({"signal": name, "auroc": auroc(pos, neg), "low": low, "high": high})
     table.sort(key=lambda r: -r["auroc"])
-    return {"params": pipeline.gate.params(), "found": len(found), "unanswerable": len(unanswerable),
-            "signals": table}
+    return {"params": pipeline.gate.params(), "calibration": calibration_record(pipeline), "found": len(found),
+            "unanswerable": len(unanswerable), "signals": table}
 
 
 def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
 from glassrag.rerank.learned import train
+from glassrag.rerank.learned_cv import cross_validate
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
@@ -40,9 +41,13 @@ def _runs(pipeline: Pipeline, questions: Sequence[Question], progress: Progress 
 def train_reranker(index: Index, config: Config, questions: Sequence[Question], source: str,
                    progress: Progress | None = None, cache: StageCache | None = None) -> dict[str, Any]:
     """Rows: each train question's top `pool` candidates from the stages before the reranker
-    (reranker, MMR, cap and gate switched off), labelled by the relevance judge."""
-    x, y, n = reranker_rows(index, config, questions, source, progress, cache)
-    return reranker_model(x, y, n, config, source)
+    (reranker, MMR, cap and gate switched off), labelled by the relevance judge. The model
+    carries `cv`, the cross-validated comparison with no reranker (rerank/learned_cv.py)
+    that `rerank.method = auto` decides by."""
+    x, y, n, groups = grouped_reranker_rows(index, config, questions, source, progress, cache)
+    model = reranker_model(x, y, n, config, source)
+    model["cv"] = cross_validate(x, y, groups, model["l2"])
+    return model
 
 
 def reranker_model(x: np.ndarray, y: np.ndarray, n: int, config: Config, source: str,
@@ -61,6 +66,14 @@ def reranker_rows(index: Index, config: Config, questions: Sequence[Question], s
     candidates), their 0/1 labels and the number of train questions; `train(x, y, l2)` fits
     them (the lab fits them again with another L2 penalty). `cache`: stage outputs shared
     with the evaluations and calibrations of the same index (a sweep's, an experiment's)."""
+    x, y, n, _ = grouped_reranker_rows(index, config, questions, source, progress, cache)
+    return x, y, n
+
+
+def grouped_reranker_rows(index: Index, config: Config, questions: Sequence[Question], source: str,
+                          progress: Progress | None = None, cache: StageCache | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """`reranker_rows` with each row's question id (the folds of the cross-validation)."""
     train_qs = [q for q in questions if q.split == "train"]
     if not train_qs:
         raise ConfigError(f"{source} has no train questions", "the reranker learns from the train split only")
@@ -70,7 +83,7 @@ def reranker_rows(index: Index, config: Config, questions: Sequence[Question], s
     pipeline = Pipeline(index, before, cache)
     features = FeatureMaker(index, pipeline.bm25)
     judge = Judge(index.chunks)
-    rows, labels = [], []
+    rows, labels, groups = [], [], []
     for q, answer in _runs(pipeline, train_qs, progress):
         if answer is None:
             continue
@@ -83,11 +96,12 @@ def reranker_rows(index: Index, config: Config, questions: Sequence[Question], s
         query = Query(q.question, index.analyzer(q.question))
         rows.append(features.matrix(query, head))
         labels.extend(float(h.chunk_id in relevant) for h in head)
+        groups.extend([q.id] * len(head))
     y = np.asarray(labels)
     if not y.size or y.min() == y.max():
         raise ConfigError(f"{source}: the train split gives {int(y.sum())} relevant of {y.size} candidates",
                           "the reranker needs both relevant and irrelevant candidates to learn from")
-    return np.vstack(rows), y, len(train_qs)
+    return np.vstack(rows), y, len(train_qs), np.asarray(groups)
 
 
 def gate_rows(pipeline: Pipeline, questions: Sequence[Question], judge: Judge,

@@ -10,12 +10,21 @@ Three symptoms of a bad extraction, each measured on the extracted text alone:
   image; its content needs OCR before it can be searched.
 - replacement characters (U+FFFD): bytes or glyphs that could not be mapped to characters,
   typically a font without a Unicode map or a text file read in the wrong encoding.
+- words not in a vocabulary: the share of lower-case words (3+ letters) that are neither in
+  the bundled cross-encoder's WordPiece vocabulary (22,501 whole English words, those of
+  bert-base-uncased) nor one of them with an English ending (-s, -ed, -ing, ...). OCR that
+  misreads letters ("tlie", "rnodel", "calibratiou") makes many; names and identifiers
+  start in upper case or hold digits and are not counted. Thresholds measured on the
+  repository's real documents and the demo, clean and with simulated OCR errors
+  (bench/ocr_words.py; the figures are in docs/formats.md).
 
 `check` gives a verdict, `ok`, `warn` or `bad`, with the reason for each finding.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from typing import Any
 
@@ -28,10 +37,41 @@ LONG_WORD_BAD = 0.05
 EMPTY_PAGES_BAD = 0.5        # share of pages without text
 REPLACEMENT_BAD = 0.001      # share of characters that are U+FFFD; any at all warns
 EXAMPLES = 3                 # long words quoted in the reasons
+UNKNOWN_MIN_WORDS = 200      # lower-case words needed before their share means anything
+UNKNOWN_WARN = 0.08          # share not in the vocabulary: clean documents 1.5-7.2 %, 2 % OCR errors 8.4-15.8 %
+UNKNOWN_BAD = 0.17           # 5 % OCR errors: 19.1-27.3 % (bench/ocr_words.py, docs/formats.md)
 
 WORD = re.compile(r"[^\W\d_]+")
 LONG = re.compile(r"[^\W\d_]{%d,}" % (LONG_WORD + 1))  # the WORD runs longer than LONG_WORD
 REPLACEMENT = "\ufffd"
+LOWER_WORD = re.compile(r"(?<![\w\-./])[a-z]{3,}(?![\w\-])")  # not part of an identifier or a path
+ENDINGS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""),
+           ("s", ""), ("ly", ""), ("er", ""), ("er", "e"), ("est", ""), ("ness", ""), ("ment", ""))
+
+
+@functools.lru_cache(maxsize=1)
+def vocabulary() -> frozenset[str]:
+    """The whole words of the bundled cross-encoder's WordPiece vocabulary (no `##` pieces)."""
+    from glassrag.rerank.cross_onnx import bundled_folder
+
+    path = bundled_folder() / "tokenizer.json"
+    vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha() and w.islower())
+
+
+def known(word: str, words: frozenset[str]) -> bool:
+    """In the vocabulary, or one of its words with an English ending."""
+    if word in words:
+        return True
+    return any(word.endswith(end) and len(word) - len(end) >= 3 and word[: len(word) - len(end)] + add in words
+               for end, add in ENDINGS)
+
+
+def unknown_words(text: str) -> tuple[int, list[str]]:
+    """(lower-case words counted, those not `known`)."""
+    words = vocabulary()
+    counted = LOWER_WORD.findall(text)
+    return len(counted), [w for w in counted if not known(w, words)]
 
 
 def check(document: Document) -> dict[str, Any]:
@@ -74,6 +114,15 @@ def check(document: Document) -> dict[str, Any]:
                   "be decoded (a font without a Unicode map, or the wrong text encoding)")
         (bad if replaced >= REPLACEMENT_BAD * max(len(text), 1) else warn).append(reason)
 
+    counted, unknown = unknown_words(text)
+    unknown_share = len(unknown) / counted if counted else 0.0
+    if counted >= UNKNOWN_MIN_WORDS and unknown_share >= UNKNOWN_WARN:
+        examples = ", ".join(repr(w) for w in list(dict.fromkeys(unknown))[:EXAMPLES])
+        reason = (f"{len(unknown)} of {counted} lower-case words ({unknown_share:.1%}) are not English words, "
+                  f"e.g. {examples}: the text may come from OCR with misread letters, or from a font "
+                  "whose letters were mapped wrongly")
+        (bad if unknown_share >= UNKNOWN_BAD else warn).append(reason)
+
     verdict = "bad" if bad else "warn" if warn else "ok"
     return {
         "verdict": verdict,
@@ -84,4 +133,6 @@ def check(document: Document) -> dict[str, Any]:
         "pages": pages,
         "empty_pages": empty,
         "replacement_chars": replaced,
+        "unknown_word_share": round(unknown_share, 4),
+        "unknown_words": list(dict.fromkeys(unknown))[:EXAMPLES],
     }

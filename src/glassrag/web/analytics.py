@@ -12,6 +12,7 @@ from typing import Any
 from glassrag.config import Config
 from glassrag.errors import ConfigError, GlassragError
 from glassrag.evaluate.compare import compare_runs
+from glassrag.pipeline import auto_reranker
 from glassrag.evaluate.diagnose import CAUSES as CAUSE_ORDER
 from glassrag.web import settings
 from glassrag.web.ask import ask_link
@@ -145,7 +146,7 @@ class AnalyticsView:
         try:
             result = compare_runs(base.run, other.run, base.name, other.name)
             rows = {r["metric"]: {k: r[k] for k in ("diff", "p", "p_holm", "test", "improved", "degraded", "n",
-                                                    "verdict", "better")}
+                                                    "verdict", "better")} | {"confounded": r.get("confounded")}
                     for r in result["rows"]}
         except GlassragError as e:  # no question in common, another format: shown without tests
             rows = {"_problem": e.problem}  # type: ignore[dict-item]
@@ -255,4 +256,5 @@ class AnalyticsView:
         return {"features": [{"name": n, "weight": w, "bar": b}
                              for n, w, b in zip(model.get("features", []), model["weights"], bars)],
                 "bias": model.get("bias"), "rows": model.get("rows"), "positives": model.get("positives"),
-                "questions": model.get("questions"), "golden": model.get("golden"), "split": model.get("split")}
+                "questions": model.get("questions"), "golden": model.get("golden"), "split": model.get("split"),
+                "auto": auto_reranker(model)[1]}

@@ -6,6 +6,7 @@ its labels and where its answer was lost, now and in a saved run.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlencode
 
@@ -15,7 +16,8 @@ from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
 from glassrag.evaluate.runs import generation_record
-from glassrag.pipeline import Pipeline
+from glassrag.gate.score import score_name
+from glassrag.pipeline import Pipeline, auto_reranker
 from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.web import settings
@@ -28,6 +30,7 @@ NOT_A_PROBABILITY = "Not a probability that the answer is right."
 # 4,000-character question of repeated identifiers made a 1.05 MB answer page (609 KB of
 # per-term rows, issue 13.6); a table wider than this is not read anyway
 MAX_EXPLAINED_TERMS = 24
+TRIES = 6  # questions to try on the page before a question, one of each kind
 
 
 def ask_link(index: str, question: str, run: str | None = None,
@@ -136,6 +139,7 @@ class AskView:
         if self.run_name:
             out["run"] = self._run()
         if not self.question:
+            out["start"] = self._start(out["examples"])
             return out
         pipeline = self.source.pipeline(self.config)
         answer = pipeline.run(self.question)
@@ -167,6 +171,26 @@ class AskView:
         return out
 
     # parts ---------------------------------------------------------------------------------
+
+    def _start(self, examples: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the page shows before a question: the index in a line, one question of each kind
+        to try, and what the reranker and the gate will do (the settings wait behind a disclosure)."""
+        method = self.config.rerank.method
+        rerank = (auto_reranker(self.index.extra.get("reranker"))[1] if method == "auto"
+                  else f"rerank.method = {method}")
+        gate = self.index.extra.get("gate")
+        return {"documents": len(self.index.documents), "chunks": len(self.index.chunks),
+                "rerank": rerank,
+                "gate": (f"calibrated on the {gate.get('split', 'train')} split of "
+                         f"{Path(str(gate.get('golden', ''))).name}, on the score {score_name(gate['score'])}"
+                         if gate and gate.get("score") else "not calibrated: it declines only questions that "
+                                                            "match nothing (glassrag calibrate)"),
+                "tries": [{**g["questions"][0], "group": g["group"],
+                           "link": ask_link(self.source.name, g["questions"][0]["question"], None,
+                                            settings.changed(self.config, self.base, self.available))}
+                          for g in tried(examples)],
+                "controls": sum(len(g.get("fields", [])) for g in settings.form(self.config, self.base,
+                                                                                 self.available))}
 
     def _label(self, chunk_id: str) -> Label:
         chunk = self.index.chunk(chunk_id)
@@ -252,6 +276,14 @@ class AskView:
         out["same_settings"] = settings.flat(run_config, self.available) == settings.flat(self.config, self.available)
         out["link"] = ask_link(self.source.name, self.question, run.name, wanted_params)
         return out
+
+
+def tried(examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The groups whose first question the page offers to try: TRIES - 1 kinds of answerable
+    question and, when the golden set has them, an unanswerable one (the gate's turn)."""
+    answerable = [g for g in examples if g["questions"][0]["answerable"]]
+    unanswerable = [g for g in examples if not g["questions"][0]["answerable"]]
+    return answerable[: TRIES - len(unanswerable[:1])] + unanswerable[:1]
 
 
 def _examples(questions: tuple[Question, ...]) -> list[dict[str, Any]]:

@@ -11,7 +11,10 @@ from glassrag.errors import ConfigError
 from glassrag.experiment import work_folder
 from glassrag.web.plots import nice_ticks
 
-CHART_W, CHART_H, LEFT, RIGHT, TOP, BOTTOM = 720, 300, 52, 150, 16, 110
+CHART_W, CHART_H, LEFT, RIGHT, TOP, BOTTOM = 720, 330, 52, 150, 16, 140
+# each experiment's column is at least this wide: its name, set at 90 degrees in 11 px type, needs
+# about 14 px, so neighbouring names never overlap however many experiments the log holds
+MIN_STEP = 18
 CORPUS_CLASSES = ("c0", "c1", "c2", "c3")
 TONE = {"kept": "ok", "one corpus only": "warn", "trade": "warn", "rejected": "bad"}
 
@@ -83,7 +86,7 @@ def effect_chart(experiments: list[dict[str, Any]], metric: str, corpora: list[s
     low, high = min(0.0, *diffs), max(0.0, *diffs)
     pad = (high - low) * 0.08 or 0.05
     low, high = low - pad, high + pad
-    inner_w, inner_h = CHART_W - LEFT - RIGHT, CHART_H - TOP - BOTTOM
+    inner_w, inner_h = max(CHART_W - LEFT - RIGHT, MIN_STEP * len(cols)), CHART_H - TOP - BOTTOM
     step = inner_w / max(len(cols), 1)
 
     def x(i: int, corpus: str) -> float:
@@ -97,7 +100,7 @@ def effect_chart(experiments: list[dict[str, Any]], metric: str, corpora: list[s
              if corpus in corpora else "c0", "corpus": corpus, "experiment": cols[i]["name"],
              "label": f"{cols[i]['name']} on {corpus}: {m['diff']:+.3f} (p = {m.get('p_holm', m['p']):.2g})",
              "significant": m.get("p_holm", m["p"]) < 0.05} for i, corpus, m in points]
-    return {"width": CHART_W, "height": CHART_H, "left": LEFT, "right": LEFT + inner_w, "top": TOP,
+    return {"width": LEFT + inner_w + RIGHT, "height": CHART_H, "left": LEFT, "right": LEFT + inner_w, "top": TOP,
             "bottom": TOP + inner_h, "zero": y(0.0), "dots": dots,
             "columns": [{"x": LEFT + step * (i + 0.5), "name": c["name"], "tone": c["tone"]}
                         for i, c in enumerate(cols)],

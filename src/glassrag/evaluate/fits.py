@@ -1,0 +1,95 @@
+"""Does the gate's calibration fit the settings a question is run with, and what to do when
+it does not (issue 27, item 4). A calibration is valid only for the scoring settings, rule
+and cost it was made with (gate/threshold.py); under other settings the gate passes every
+question, so an evaluation or a comparison under them would silently measure a gate that
+is switched off. `eval` calibrates such a configuration on the train split (not saved),
+as a sweep does, or says loudly that it did not; every run records which (`gate.calibration`).
+
+Status of a run's gate:
+- `index`: the index's calibration fits these settings;
+- `train`: calibrated here, on the golden set's train split, for these settings;
+- `stale`: the index's calibration was made for other settings and was not redone: the gate
+  passed every question that matched anything;
+- `none`: the index was never calibrated: the gate declined only what matched nothing;
+- `off`: `gate.enabled = false` in these settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+from glassrag.config import Config
+from glassrag.evaluate.golden import Question
+from glassrag.gate.threshold import changed
+from glassrag.pipeline import Pipeline
+from glassrag.store.base import Index
+
+WORKING = ("index", "train", "off")  # a gate whose figures belong to its settings
+
+
+def mismatch(index: Index, config: Config) -> list[str]:
+    """Why the index's calibration does not fit `config` (empty when it does, or when there
+    is none): each changed scoring setting, and a rule or cost other than the one it chose by."""
+    gate = index.extra.get("gate")
+    if not gate:
+        return []
+    settings = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False))).scoring_settings()
+    out = changed(gate.get("settings", {}), settings)
+    if gate.get("rule") != config.gate.rule:
+        out.append(f"gate.rule was {gate.get('rule')!r}, now {config.gate.rule!r}")
+    elif config.gate.rule == "cost" and gate.get("cost") != config.gate.cost:
+        out.append(f"gate.cost was {gate.get('cost')}, now {config.gate.cost}")
+    return out
+
+
+def calibrated_for(index: Index, config: Config, questions: Sequence[Question], golden: str
+                   ) -> tuple[Index, str | None]:
+    """The index to evaluate `config` on: when the index's calibration does not fit, a copy
+    whose gate and reader are calibrated on the train split of `questions` for `config`
+    (nothing is saved), else the index itself; and why calibrating failed (no unanswerable
+    train question, say), when it did."""
+    from glassrag.errors import ConfigError
+    from glassrag.evaluate.tune import calibrate_index
+
+    if not config.gate.enabled or not index.extra.get("gate") or not mismatch(index, config):
+        return index, None
+    try:
+        gate, reader = calibrate_index(index, config, questions, config.gate.rule, golden)
+    except ConfigError as e:
+        return index, f"calibrating for these settings failed: {e.problem}"
+    gate["fitted_here"] = golden
+    return replace(index, extra={**index.extra, "gate": gate, "reader": reader}), None
+
+
+def calibration_record(pipeline: Pipeline) -> dict[str, Any]:
+    """What a run stores of its gate's calibration: its status (above), what changed and a
+    sentence that says it."""
+    gate, config = pipeline.gate, pipeline.config
+    if not config.gate.enabled:
+        return {"status": "off", "note": "gate.enabled = false in these settings"}
+    cal = gate.calibration
+    if not cal:
+        return {"status": "none", "note": "the index was never calibrated (glassrag calibrate), so the gate "
+                                          "declined only questions that matched nothing"}
+    if gate.stale:
+        return {"status": "stale", "changed": list(gate.stale),
+                "note": "the gate was OFF: the index's calibration was made for other settings ("
+                        + "; ".join(gate.stale[:4]) + (f"; and {len(gate.stale) - 4} more" if len(gate.stale) > 4
+                                                       else "")
+                        + "), so every question that matched anything passed"}
+    if cal.get("fitted_here"):
+        return {"status": "train", "note": "the index's calibration was made for other settings, so the gate "
+                                           "and the reader were calibrated for these on the train split of "
+                                           f"{cal['fitted_here']} (not saved in the index; glassrag calibrate "
+                                           "--config FILE saves it)"}
+    return {"status": "index", "note": "the index's calibration fits these settings"}
+
+
+def status_of(gate: dict[str, Any]) -> str:
+    """A run's gate status; run files written before it was recorded: `index` when the gate
+    had a threshold, else `unknown`."""
+    cal = gate.get("calibration")
+    if cal:
+        return str(cal.get("status"))
+    return "index" if (gate.get("params") or {}).get("threshold") is not None else "unknown"

@@ -1,0 +1,161 @@
+"""The layout in a real browser at 1400 and 1920 px (issue 27, item 7): nothing overlaps,
+nothing is cut off, nothing makes the page scroll sideways. Debian's Chromium driven by
+Playwright against the live app of test_web_browser.py; every assertion reads the boxes the
+browser laid out (getBoundingClientRect, scrollWidth against clientWidth)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlencode
+
+import pytest
+
+from tests.web.test_web_browser import CHROMIUM, E4107, browser, live, needs_chromium  # noqa: F401 (fixtures)
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+WIDTHS = (1400, 1920)
+SLACK = 1  # px: sub-pixel rounding
+
+# the box of every element matching a selector, as plain numbers
+BOXES = """sel => [...document.querySelectorAll(sel)].map(e => {
+  const r = e.getBoundingClientRect();
+  return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height,
+          text: (e.textContent || '').trim().slice(0, 60), scrollWidth: e.scrollWidth, clientWidth: e.clientWidth};
+})"""
+
+
+@pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
+def wide(request, browser, live: str) -> Iterator[object]:  # noqa: F811
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.width = request.param
+    yield tab
+    context.close()
+
+
+def boxes(page, selector: str) -> list[dict]:
+    found = page.evaluate(BOXES, selector)
+    assert found, f"nothing matches {selector}"
+    return found
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return (a["left"] < b["right"] - SLACK and b["left"] < a["right"] - SLACK
+            and a["top"] < b["bottom"] - SLACK and b["top"] < a["bottom"] - SLACK)
+
+
+def no_sideways_scroll(page) -> None:
+    width = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width[0] <= width[1], f"the page scrolls sideways: {width[0]} > {width[1]} px"
+
+
+@needs_chromium
+def test_the_gate_signal_table_and_the_reranker_panel_do_not_overlap(wide, live: str):  # noqa: F811
+    wide.goto(live + "/analytics")
+    table, = boxes(wide, "#gate-signals")
+    panel, = boxes(wide, "#reranker")
+    gate, = boxes(wide, "section#gate")
+    assert not overlap(table, panel), (table, panel)
+    assert table["right"] <= gate["right"] + SLACK, "the signal table runs out of its section"
+    wrapper, = boxes(wide, "#gate .scroll-x")
+    assert wrapper["scrollWidth"] <= wrapper["clientWidth"], "the signal table needs a scroll bar"
+    # every cell of the weights panel stays inside it, and the panel says what auto does with it
+    for cell in boxes(wide, "#reranker td, #reranker th"):
+        assert cell["right"] <= panel["right"] + SLACK
+    assert "rerank.method = auto" in boxes(wide, "#reranker-auto")[0]["text"]
+    no_sideways_scroll(wide)
+
+
+@needs_chromium
+@pytest.mark.parametrize("settings", [{}, {"rerank.method": "learned", "mmr.relevance": "0.7", "cap.per_document": "2"}],
+                         ids=["defaults", "eight-stages"])
+def test_the_route_s_answer_column_is_on_the_page(wide, live: str, settings: dict):  # noqa: F811
+    wide.goto(live + "/ask?" + urlencode({"q": E4107, **settings}))
+    wide.wait_for_selector("svg.route")
+    route, = boxes(wide, "svg.route")
+    section, = boxes(wide, "section.route-section")
+    names = boxes(wide, "svg.route .colname")
+    answer = [n for n in names if n["text"] == "answer"]
+    assert answer, [n["text"] for n in names]
+    assert len(names) >= (8 if settings else 6)
+    assert route["right"] <= section["right"] + SLACK and answer[0]["right"] <= wide.width
+    stages, = boxes(wide, "table.stages")
+    assert stages["right"] <= section["right"] + SLACK and stages["scrollWidth"] <= stages["clientWidth"] + SLACK
+    no_sideways_scroll(wide)
+
+
+@needs_chromium
+def test_the_lab_s_reranker_table_stays_in_its_column(wide, live: str):  # noqa: F811
+    wide.goto(live + "/lab/rerank")
+    wide.wait_for_selector("table.rerank-table")
+    table, = boxes(wide, "table.rerank-table")
+    column = wide.evaluate("""() => { const r = document.querySelector('table.rerank-table').parentElement
+                                          .getBoundingClientRect(); return {left: r.left, right: r.right}; }""")
+    assert table["right"] <= column["right"] + SLACK, (table, column)
+    for cell in boxes(wide, "table.rerank-table td, table.rerank-table th"):
+        assert cell["right"] <= column["right"] + SLACK, cell
+    weights, = boxes(wide, "table.weights")
+    assert not overlap(weights, table)
+    no_sideways_scroll(wide)
+
+
+@pytest.fixture(scope="module")
+def live_log(demo_index: Path) -> Iterator[str]:
+    """The app with the repository's experiment log (its development page draws the chart)."""
+    import uvicorn
+
+    from glassrag.web.server import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app([demo_index], log=EXPERIMENTS), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@needs_chromium
+def test_the_development_chart_s_labels_do_not_overlap(wide, live_log: str):
+    wide.goto(live_log + "/development")
+    labels = sorted(boxes(wide, "svg.effects text.xlabel"), key=lambda b: b["left"])
+    chart, = boxes(wide, "svg.effects")
+    assert len(labels) >= 10
+    for a, b in zip(labels, labels[1:]):
+        assert not overlap(a, b), (a["text"], b["text"])
+    for label in labels:
+        assert chart["top"] <= label["top"] and label["bottom"] <= chart["bottom"] + SLACK, label["text"]
+    no_sideways_scroll(wide)
+
+
+@needs_chromium
+def test_the_front_page_opens_with_the_question_and_keeps_the_settings_folded(wide, live: str):  # noqa: F811
+    wide.goto(live + "/")
+    assert wide.url.startswith(live + "/ask")
+    first = wide.evaluate("document.querySelector('main input:not([type=hidden]), main select, main textarea').id")
+    assert first == "q", "the question box is not the page's first control"
+    question, = boxes(wide, "#q")
+    tries = boxes(wide, "ul.tries a")
+    assert len(tries) >= 3 and question["bottom"] <= tries[0]["top"]
+    panel = "details.settings-disclosure aside.settings"
+    assert not wide.is_visible(panel), "the settings panel is open before a question"
+    summary, = boxes(wide, "details.settings-disclosure > summary")
+    assert "controls" in summary["text"] and summary["top"] >= tries[-1]["bottom"]
+    wide.click("details.settings-disclosure > summary")
+    assert wide.is_visible(panel) and boxes(wide, panel)[0]["height"] > 200
+    # a question to try opens its answer
+    wide.click("ul.tries a >> nth=0")
+    wide.wait_for_selector("article.best, div.declined")
+    no_sideways_scroll(wide)
