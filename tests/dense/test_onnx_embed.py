@@ -64,6 +64,23 @@ def test_fp32_vectors_equal_sentence_transformers(onnx_minilm):
     assert float(onnx_minilm.embed_query(question) @ q_ref) >= 1 - 1e-4
 
 
+def test_the_torch_backend_stays_for_what_only_torch_loads(onnx_minilm):
+    pytest.importorskip("torch")
+    pytest.importorskip("sentence_transformers")
+    from glassrag.dense.neural import SentenceEmbedder
+
+    torch_minilm = SentenceEmbedder("minilm", backend="torch")
+    texts = sample_texts(6)
+    assert type(torch_minilm.load()).__name__ == "SentenceTransformer"
+    assert (torch_minilm.embed_passages(texts) * onnx_minilm.embed_passages(texts)).sum(1).min() >= 1 - 1e-4
+    assert torch_minilm.name == onnx_minilm.name  # fp32: one cache for both
+    # an index written before the backend existed re-embeds its questions as it was built
+    old = {k: v for k, v in SentenceEmbedder("minilm", quantize="int8", backend="torch").params().items()
+           if k != "backend"}
+    assert SentenceEmbedder.from_params(old).backend == "torch"
+    assert SentenceEmbedder.from_params({**old, "quantize": "none"}).backend == "onnx"
+
+
 def test_vectors_are_unit_length_and_know_paraphrases(onnx_minilm):
     v = onnx_minilm.embed_passages(["The battery lasts a full day in the field.",
                                     "In the field, one charge keeps the battery going all day.",

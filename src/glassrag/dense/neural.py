@@ -213,16 +213,35 @@ class SentenceEmbedder:
 
 
 def resolve_backend(folder: Path, backend: str) -> str:
-    """onnx or torch for `backend` (auto: onnx where it can run the folder's model); "onnx"
-    for a folder it cannot run is a ConfigError saying why."""
+    """onnx or torch for `backend`. auto: onnx where it can run the folder's model, unless its
+    graph is still to be built, the `onnx` package that builds it is missing and torch is there
+    (an install from before [neural] listed onnx); "onnx" for a folder it cannot run is a
+    ConfigError saying why."""
+    import importlib.util
+
     from glassrag.dense.onnx_embed import unsupported
 
     if backend == "torch":
         return "torch"
     why = unsupported(folder)
     if why is None:
+        if backend == "auto" and importlib.util.find_spec("onnx") is None and not _graph_ready(folder) \
+                and importlib.util.find_spec("sentence_transformers") is not None:
+            return "torch"
         return "onnx"
     if backend == "onnx":
         raise ConfigError(f"the model in {folder} cannot run without torch: {why}",
                           "set neural.backend = torch (or auto) and install glassrag[torch]")
     return "torch"
+
+
+def _graph_ready(folder: Path) -> bool:
+    """Whether the folder's fp32 and int8 graphs exist (shipped or built before) without `onnx`."""
+    from glassrag.dense import onnx_embed
+
+    if onnx_embed.shipped_graph(folder) is not None:
+        return False  # its int8 graph would still need quantising with onnx
+    built = onnx_embed.cache_root() / "onnx"
+    key = onnx_embed.graph_key(folder)
+    return any((d / "model.onnx").is_file() and (d / "model.int8.onnx").is_file()
+               for d in built.glob(f"*-{key}")) if built.is_dir() else False
