@@ -301,7 +301,8 @@ def test_reingest_settings_are_those_an_index_is_built_with():
                 "chunk.context_header": False, "analyze.stopwords": "english", "analyze.stem": True,
                 "analyze.identifiers": True, "lsa.dim": 64, "lsa.power_iterations": 4, "lsa.seed": 0,
                 "lsa.fit_sample": 100000, "neural.models": [], "neural.passage_instruction": "auto",
-                "neural.quantize": "none", "neural.batch_size": 32, "postgres.vector_type": "vector",
+                "neural.quantize": "none", "neural.batch_size": 32, "neural.backend": "auto",
+                "postgres.vector_type": "vector",
                 "postgres.hnsw_m": 16, "postgres.hnsw_ef_construction": 64}
     assert reingest_settings(Config()) == expected
     assert reingest_settings(configure(Config(), {"chunk.size": 100, "bm25.k1": 0.9})) == {
