@@ -5,16 +5,13 @@ browser laid out (getBoundingClientRect, scrollWidth against clientWidth)."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlencode
 
 import pytest
 
-from tests.web.test_web_browser import CHROMIUM, E4107, browser, live, needs_chromium  # noqa: F401 (fixtures)
+from tests.web.test_web_browser import CHROMIUM, E4107, browser, live, needs_chromium, served  # noqa: F401 (fixtures)
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
@@ -107,24 +104,9 @@ def test_the_lab_s_reranker_table_stays_in_its_column(wide, live: str):  # noqa:
 @pytest.fixture(scope="module")
 def live_log(demo_index: Path) -> Iterator[str]:
     """The app with the repository's experiment log (its development page draws the chart)."""
-    import uvicorn
-
     from glassrag.web.server import create_app
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app([demo_index], log=EXPERIMENTS), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    yield from served(create_app([demo_index], log=EXPERIMENTS))
 
 
 @needs_chromium

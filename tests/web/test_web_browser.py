@@ -40,14 +40,12 @@ E4107, GYM = QUESTIONS[SHOWCASE[0]], QUESTIONS[SHOWCASE[2]]  # an error code; a 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 
 
-@pytest.fixture(scope="module")
-def live(demo_index: Path) -> Iterator[str]:
-    """The app served by uvicorn on 127.0.0.1 and a free port, for this module."""
+def served(app) -> Iterator[str]:
+    """`app` served by uvicorn on 127.0.0.1 and a free port until the generator is closed."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app([demo_index]), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -57,6 +55,12 @@ def live(demo_index: Path) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def live(demo_index: Path) -> Iterator[str]:
+    """The app over the demo index, for this module."""
+    yield from served(create_app([demo_index]))
 
 
 def fetch_json(url: str) -> dict:
