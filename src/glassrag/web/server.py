@@ -102,14 +102,23 @@ class Pages:
         names = self.catalog.names
         current = data.get("index") or names[0]
         context = {**data, "data": data, "page": page, "twin": twin, "indexes": names, "current": current,
-                   "here": str(request.url.path), "query": dict(request.query_params),
-                   "token": self.forms.token}
+                   "here": str(request.url.path), "picker": picker_path(page, str(request.url.path)),
+                   "query": dict(request.query_params), "token": self.forms.token}
         return HTMLResponse(self.env.get_template(template).render(context), status_code=status)
 
     def source(self, request: Request) -> Source:
         return self.catalog.get(request.query_params.get("index"))
 
     # pages ---------------------------------------------------------------------------------
+
+    def home(self, request: Request, as_json: bool) -> Response:
+        """/ and /.json: every index served, its headline run's figures read now, its stages."""
+        from glassrag.web.home import home_view
+
+        data = home_view(self.catalog, self.source(request).name)
+        if as_json:
+            return json_response(data)
+        return self.html("home.html", data, request, "home", "/.json?" + urlencode(dict(request.query_params)))
 
     def ask(self, request: Request, as_json: bool, posted: dict[str, str] | None = None) -> Response:
         """GET: the answer without generation (a link cannot switch it on); `posted`: the fields of
@@ -218,6 +227,19 @@ class Pages:
         source = self.source(request)
         return json_response({"index": source.name, "generation": source.generation,
                               "extra": source.index().extra})
+
+
+def picker_path(page: str, path: str) -> str:
+    """Where the header's index picker leads from this page: the same page for another index,
+    or, where the page names something of one index (a document, a run) or is an error, the
+    page that lists them, so the picker never leads to a 404."""
+    if page == "error":
+        return "/"
+    if path.startswith("/documents/"):
+        return "/documents"
+    if path.startswith("/runs/"):
+        return "/analytics"
+    return path
 
 
 Handler = Callable[[Request, bool], Response]
@@ -351,20 +373,17 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         endpoint = _endpoint(pages, handler, allowed, settings_too, workers=workers)
         return [Route(path, endpoint), Route(path + ".json", endpoint)]
 
-    async def home(request: Request) -> Response:
-        query = urlencode({k: v for k, v in request.query_params.items() if k == "index"})
-        return RedirectResponse("/ask" + (f"?{query}" if query else ""), status_code=302)
-
     async def not_found(request: Request, exc: Exception) -> Response:
         as_json = request.url.path.endswith(".json")
         status = getattr(exc, "status_code", 404)
         problem = f"no page at {request.url.path}" if status == 404 else f"{request.method} is not allowed here"
         return pages_error(pages, request, as_json, status, problem,
-                           "the pages are /ask, /analytics, /documents, /lab, /glossary and /development "
-                           "(each also as .json)")
+                           "the pages are / (the corpora served), /ask, /analytics, /documents, /lab, "
+                           "/glossary and /development (each also as .json; / as /.json)")
 
     routes = [
-        Route("/", home),
+        Route("/", _endpoint(pages, pages.home, {"index"}, workers=workers)),
+        Route("/.json", _endpoint(pages, pages.home, {"index"}, workers=workers)),
         *both("/ask", pages.ask, {"index", "q", "run"}, settings_too=True),
         *posts("/ask", {"index", "q", "run"}, True, generate),
         *posts("/lab/losses", {"index", *EXHIBITS["losses"].params}, False, record),
