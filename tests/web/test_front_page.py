@@ -199,3 +199,45 @@ def test_an_unknown_parameter_is_refused(built: Path, make_client):
     client = make_client(tea_index(built))
     r = client.get("/.json?q=x")
     assert r.status_code == 400 and "this page takes: index" in r.json()["hint"]
+
+
+def gate_stage(config, extra: dict) -> tuple[dict, str]:
+    from glassrag.web.home import stages
+
+    stage = next(s for s in stages(config, extra) if s["stage"] == "gate")
+    return {kv["name"]: kv["value"] for kv in stage["settings"]}, stage["note"]
+
+
+def test_the_gate_s_state_comes_from_the_settings_and_the_calibration():
+    """Off, not calibrated, calibrated for these settings, calibrated for others (it then
+    passes every question), and calibrated but unable to separate: each said as it is."""
+    from glassrag.config import Config
+    from glassrag.gate.threshold import scoring_settings
+
+    plain = Config().with_overrides(gate={"answerability": "none"})
+    assert gate_stage(plain.with_overrides(gate={"enabled": False}), {})[1].startswith("off")
+    assert gate_stage(plain, {})[1].startswith("not calibrated")
+    cal = {"score": {"kind": "signal", "name": "bm25_norm"}, "threshold": 0.25, "separable": True,
+           "auroc": {"auroc": 0.8, "low": 0.7, "high": 0.9}, "split": "train", "golden": "corpora/x/golden.jsonl",
+           "settings": scoring_settings(plain, None, "none", None)}
+    values, note = gate_stage(plain, {"gate": cal})
+    assert (values["score"], values["threshold"]) == ("bm25_norm", 0.25)
+    assert note == ("calibrated on the train split of golden.jsonl: declines a question whose score is below "
+                    "the threshold (AUROC on train 0.80 [0.70, 0.90])")
+    _, note = gate_stage(plain.with_overrides(bm25={"k1": 0.9}), {"gate": cal})
+    assert note.startswith("calibrated for other settings (bm25.k1 was 1.5, now 0.9)") and "passes every question" in note
+    _, note = gate_stage(plain, {"gate": {**cal, "separable": False}})
+    assert "declines nothing" in note
+
+
+def test_fusion_is_shown_as_run_only_with_two_retrievers():
+    from glassrag.config import Config
+    from glassrag.web.home import stages
+
+    def fuse(config: Config) -> dict:
+        return next(s for s in stages(config, {}) if s["stage"] == "fuse")
+
+    one = fuse(Config())
+    assert one["note"].startswith("not run: one retriever is fused (bm25)")
+    two = fuse(Config().with_overrides(retrieve={"retrievers": ["bm25", "lsa"]}, fuse={"method": "rrf"}))
+    assert two["note"] == "" and {kv["name"]: kv["value"] for kv in two["settings"]} == {"fuse.method": "rrf", "fuse.k": 60}

@@ -161,9 +161,10 @@ def stages(config: Config, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
     read = [("answer.k", c.answer.k), ("answer.excerpt_chars", c.answer.excerpt_chars),
             ("answer.budget_words", c.answer.budget_words),
             ("reader threshold", reader["threshold"] if "threshold" in reader else "0.5 (not calibrated)")]
-    rows = [("chunk", "chunk", [("chunk.chunker", c.chunk.chunker), ("chunk.size", f"{c.chunk.size} {c.chunk.unit}"),
-                                ("chunk.overlap", c.chunk.overlap)], ""),
-            ("retrieve", "BM25", retrieve, ""),
+    first = retrievers[0] if retrievers else ""
+    rows = [("chunk", "chunk", [("chunk.chunker", c.chunk.chunker), ("chunk.size", c.chunk.size),
+                                ("chunk.unit", c.chunk.unit), ("chunk.overlap", c.chunk.overlap)], ""),
+            ("retrieve", {"bm25": "BM25", "lsa": "LSA"}.get(first, "dense"), retrieve, ""),
             ("fuse", "fusion", fuse, fuse_note),
             ("rerank", "reranking", rerank, rerank_note),
             ("gate", "gate", gate, gate_note),
@@ -178,7 +179,10 @@ def _gate(c: Config, extra: Mapping[str, Any], rerank_used: str) -> tuple[list[t
     settings: list[tuple[str, Any]] = [("gate.enabled", c.gate.enabled)]
     if not c.gate.enabled:
         return settings, "off: every question that matches anything is answered"
-    settings += [("gate.rule", c.gate.rule), ("gate.cost", c.gate.cost), ("gate.answerability", c.gate.answerability)]
+    settings.append(("gate.rule", c.gate.rule))
+    if c.gate.rule == "cost":
+        settings.append(("gate.cost", c.gate.cost))
+    settings.append(("gate.answerability", c.gate.answerability))
     cal = extra.get("gate")
     if not cal or not cal.get("score"):
         return settings, "not calibrated: it declines only questions that match nothing (glassrag calibrate)"
@@ -204,14 +208,16 @@ def _gate(c: Config, extra: Mapping[str, Any], rerank_used: str) -> tuple[list[t
 
 
 def make_run_commands(source: Source, golden: Path | None) -> list[str]:
-    """The commands that save a headline run for this index."""
-    commands = []
+    """The commands that save a headline run for this index (none for an index in
+    PostgreSQL: runs are kept beside an index folder)."""
+    commands: list[str] = []
     path = source.folder
+    if path is None:
+        return commands
     for name, corpus in prepared_corpora().items():
         if path is not None and path.resolve() == corpus.default_index().resolve():
             commands.append(f"glassrag corpus build {name}")
-    target = str(source.path) if path is None else str(path)
-    commands.append(f"glassrag eval --index {target} --golden {golden or 'GOLDEN.jsonl'} --split test --save {RUN_NAME}")
+    commands.append(f"glassrag eval --index {path} --golden {golden or 'GOLDEN.jsonl'} --split test --save {RUN_NAME}")
     return commands
 
 
