@@ -40,16 +40,16 @@ def home_view(catalog: Catalog, current: str) -> dict[str, Any]:
 
 
 HEADLINE_RULE = (f"runs/{RUN_NAME}.json (what glassrag corpus build and glassrag demo save) when it can be "
-                 "read; otherwise the run of the test split with the latest date written in it")
+                 "read and is of the test split; otherwise the run of the test split with the latest date "
+                 "written in it")
 
 
 def headline_run(source: Source) -> RunFile | None:
     """The run an index is summed up by (HEADLINE_RULE): None when it has no readable run of
     the test split. Ties of date go to the first name in sort order."""
-    names = source.run_names()
-    if RUN_NAME in names:
+    if RUN_NAME in source.run_names():
         run = source.run(RUN_NAME)
-        if run.run is not None:
+        if run.run is not None and run.run.golden.get("split") == "test":
             return run
     tests = [r for r in source.runs() if r.run is not None and r.run.golden.get("split") == "test"]
     if not tests:
