@@ -123,9 +123,8 @@ def test_the_development_chart_s_labels_do_not_overlap(wide, live_log: str):
 
 
 @needs_chromium
-def test_the_front_page_opens_with_the_question_and_keeps_the_settings_folded(wide, live: str):  # noqa: F811
-    wide.goto(live + "/")
-    assert wide.url.startswith(live + "/ask")
+def test_the_ask_page_opens_with_the_question_and_keeps_the_settings_folded(wide, live: str):  # noqa: F811
+    wide.goto(live + "/ask")
     first = wide.evaluate("document.querySelector('main input:not([type=hidden]), main select, main textarea').id")
     assert first == "q", "the question box is not the page's first control"
     question, = boxes(wide, "#q")
@@ -141,3 +140,26 @@ def test_the_front_page_opens_with_the_question_and_keeps_the_settings_folded(wi
     wide.click("ul.tries a >> nth=0")
     wide.wait_for_selector("article.best, div.declined")
     no_sideways_scroll(wide)
+
+
+@needs_chromium
+def test_the_front_page_s_tables_stay_in_their_columns(wide, live: str):  # noqa: F811
+    """/ (the corpora served): the figures, the stages and the questions to try are laid out
+    side by side without overlap, and a question to try opens its answer."""
+    wide.goto(live + "/")
+    section, = boxes(wide, "section.corpus")
+    figures, = boxes(wide, "table.figures")
+    stages, = boxes(wide, "table.stages-now")
+    questions, = boxes(wide, "ul.examples")
+    assert figures["right"] <= section["right"] + SLACK and figures["bottom"] <= stages["top"]
+    assert not overlap(stages, questions), (stages, questions)
+    for cell in boxes(wide, "table.stages-now td, table.stages-now th"):
+        assert cell["right"] <= questions["left"] + SLACK, cell["text"]
+    assert questions["right"] <= section["right"] + SLACK
+    assert stages["scrollWidth"] <= stages["clientWidth"] + SLACK
+    picker = boxes(wide, "header .indexes")
+    assert picker and "demo" in picker[0]["text"]
+    no_sideways_scroll(wide)
+    wide.click("ul.examples a >> nth=0")
+    wide.wait_for_selector("article.best, div.declined")
+    assert "/ask?" in wide.url
