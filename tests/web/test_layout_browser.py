@@ -148,7 +148,7 @@ def test_the_front_page_s_tables_stay_in_their_columns(wide, live: str):  # noqa
     side by side without overlap, and a question to try opens its answer."""
     wide.goto(live + "/")
     section, = boxes(wide, "section.corpus")
-    figures, = boxes(wide, "table.figures")
+    figures, = boxes(wide, "table.headline")
     stages, = boxes(wide, "table.stages-now")
     questions, = boxes(wide, "ul.examples")
     assert figures["right"] <= section["right"] + SLACK and figures["bottom"] <= stages["top"]
