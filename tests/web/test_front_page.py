@@ -244,3 +244,14 @@ def test_fusion_is_shown_as_run_only_with_two_retrievers():
     assert one["note"].startswith("not run: one retriever is fused (bm25)")
     two = fuse(Config().with_overrides(retrieve={"retrievers": ["bm25", "lsa"]}, fuse={"method": "rrf"}))
     assert two["note"] == "" and {kv["name"]: kv["value"] for kv in two["settings"]} == {"fuse.method": "rrf", "fuse.k": 60}
+
+
+def test_an_index_that_cannot_be_read_is_named_and_the_others_shown(checkout: Path, make_client):
+    index = tea_index(checkout)
+    client = make_client(index)
+    (index / "CURRENT").unlink()  # the index is gone after the server started
+    r = client.get("/.json")
+    assert r.status_code == 200
+    tea, = r.json()["corpora"]
+    assert "no longer a glassrag index" in tea["problem"] and "glassrag ingest" in tea["hint"]
+    assert "no longer a glassrag index" in text_of(client.get("/").text)

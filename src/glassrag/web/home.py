@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from urllib.parse import urlencode
 
 from glassrag.config import Config
-from glassrag.errors import ConfigError
+from glassrag.errors import ConfigError, GlassragError
 from glassrag.gate import answerability
 from glassrag.gate.score import score_name
 from glassrag.gate.threshold import Gate, scoring_settings
@@ -36,7 +36,15 @@ EXAMPLES = (("answered", 3), ("declined, unanswerable", 2), ("declined, answerab
 def home_view(catalog: Catalog, current: str) -> dict[str, Any]:
     """Every index of the catalog, in the order served; `current` is the picker's choice."""
     return {"index": current, "headline_rule": HEADLINE_RULE,
-            "corpora": [corpus_view(source) for source in catalog.sources.values()]}
+            "corpora": [_or_problem(source) for source in catalog.sources.values()]}
+
+
+def _or_problem(source: Source) -> dict[str, Any]:
+    """The corpus's section, or what keeps its index from being read (the others are still shown)."""
+    try:
+        return corpus_view(source)
+    except GlassragError as e:
+        return {"index": source.name, "path": str(source.path), "problem": e.problem, "hint": e.hint}
 
 
 HEADLINE_RULE = (f"runs/{RUN_NAME}.json (what glassrag corpus build and glassrag demo save) when it can be "
