@@ -331,7 +331,7 @@ def test_glossary_defines_every_term_and_every_link_lands(client: TestClient):
     assert {anchor(t) for t in REQUIRED_TERMS} <= linked  # every term is linked from where it is used
 
 
-@pytest.mark.parametrize("page", ["/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test",
+@pytest.mark.parametrize("page", ["/", "/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test",
                                   "/documents", "/documents/faq", "/glossary"])
 def test_every_page_has_a_json_twin_that_it_links(client: TestClient, page: str):
     html = client.get(page)

@@ -16,9 +16,9 @@ from glassrag.store import EmbeddedStore
 from glassrag.web.guard import CSP
 from glassrag.web.server import create_app
 
-PAGES = ["/ask", "/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test", "/documents",
+PAGES = ["/", "/ask", "/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test", "/documents",
          "/documents/faq", "/glossary"]
-TWINS = ["/ask.json?q=probation", "/analytics.json", "/runs/defaults-test.json", "/documents.json",
+TWINS = ["/.json", "/ask.json?q=probation", "/analytics.json", "/runs/defaults-test.json", "/documents.json",
          "/documents/faq.json", "/glossary.json", "/extra.json"]
 EVIL = """# Release <script>alert(1)</script> notes
 
