@@ -14,10 +14,8 @@ from typing import Any, Callable, Iterator, Protocol
 
 from glassrag import threads
 from glassrag.config import Config
-from glassrag.dense.base import normalize_rows
 from glassrag.errors import ConfigError, QueryError
 from glassrag.fuse import Weighted, make_fuser
-from glassrag.fuse.base import ScoreSource
 from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
@@ -30,7 +28,7 @@ from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.versions import MODES, PreferCurrent
-from glassrag.retrieve import RETRIEVERS, NeuralRetriever, Retriever, available, check_retrievers, make_retriever
+from glassrag.retrieve import RETRIEVERS, Retriever, available, check_retrievers, fusion_scores, make_retriever
 from glassrag.schema import RANKING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
@@ -174,30 +172,11 @@ class Pipeline:
 
     # retrieval -------------------------------------------------------------------------
 
-    def _source(self, name: str, query: Query) -> ScoreSource:
-        """Retriever `name`'s score of any chunk for this question, and its corpus-wide range."""
-        position = self.index.position
-        own = getattr(self.retrievers[name], "score_source", None)  # a retriever that scores in SQL
-        if own is not None:
-            return own(query)
-        if name == "bm25":
-            full = query.bm25_scores(self.bm25)
-        else:
-            full = query.peek(f"sims:{name}")
-            if full is None:  # an approximate index: exact cosines of the asked chunks only
-                retriever = self.retrievers[name]
-                assert isinstance(retriever, NeuralRetriever)
-                _, search = retriever.parts()
-                q = normalize_rows(query.peek(f"dense:{name}").reshape(1, -1))[0]
-                return ScoreSource(lambda ids: search.vectors[[position[c] for c in ids]] @ q,
-                                   whole_corpus=False)
-        low, high = (float(full.min()), float(full.max())) if full.size else (0.0, 0.0)
-        return ScoreSource(lambda ids: full[[position[c] for c in ids]], low, high)
-
     def _fuse(self, retrieved: list[StageTrace], query: Query) -> tuple[list[Hit], list[str]]:
         inputs = {t.name: list(t.hits) for t in retrieved}
         if isinstance(self.fuser, Weighted):
-            return self.fuser.fuse(inputs, {t.name: self._source(t.name, query) for t in retrieved}), []
+            return self.fuser.fuse(inputs, {t.name: fusion_scores(self.retrievers[t.name], query, t.hits)
+                                            for t in retrieved}), []
         return self.fuser.fuse(inputs), []
 
     # running ---------------------------------------------------------------------------

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
-from glassrag.config import Config
-from glassrag.gate.threshold import scoring_settings
+import pytest
+
+from glassrag.config import SCORING, SETTINGS, Config
+from glassrag.gate.threshold import Gate, scoring_settings
 
 MODEL = {"weights": [0.5, -1.0], "bias": 0.25, "mean": [1.0, 2.0], "std": [1.0, 1.0], "pool": 20}
 
@@ -36,3 +39,68 @@ def test_the_settings_are_flat_json_values_with_the_answer_s_k():
     assert got["answer.k"] == 3 and got["bm25.k1"] == Config().bm25.k1
     assert got["retrieve.retrievers"] == list(Config().retrieve.retrievers)  # a list, as stored
     assert json.loads(json.dumps(got)) == got
+
+
+# settings that change no score the gate reads, each with the reason; every other setting must
+# say `scores=True` in its definition (config.py), so the gate's list is derived, not kept by hand
+NO_GATE_SCORE = {
+    "answer.excerpt_chars": "what is shown of a passage, after the gate",
+    "answer.budget_words": "the reader's budget, after the gate",
+    "gate.enabled": "the gate's own switch",
+    "gate.rule": "how calibrate picks the threshold",
+    "gate.cost": "how calibrate picks the threshold",
+    "gate.offtopic": "which questions calibrate reads",
+    "gate.answerability": "stored as a digest of the model's file instead (scoring_settings)",
+    "gate.answerability_depth": "stored beside that digest when the model is read (scoring_settings)",
+}
+
+
+def _other(value):
+    """A different value of the same type (the check compares values; no range needed)."""
+    if isinstance(value, bool):
+        return not value
+    if value is None:
+        return 0.5
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, list):
+        return [*value, "other"]
+    return f"{value}-other"
+
+
+def test_every_setting_either_changes_scores_or_says_why_not():
+    undecided = [n for n, s in SETTINGS.items()
+                 if not s.scores and n not in NO_GATE_SCORE and not n.startswith("generate.")]
+    assert not undecided, f"say scores=True in config.py, or add the reason here: {undecided}"
+    assert not [n for n in NO_GATE_SCORE if SETTINGS[n].scores]
+
+
+def test_the_gate_list_is_the_settings_that_change_scores():
+    got = scoring_settings(Config(), None, "none")
+    assert set(got) == set(SCORING) | {"rerank.used", "gate.answerability"}
+    assert set(SCORING) == {n for n, s in SETTINGS.items() if s.scores}
+    # the query-time settings of the pg-* retrievers (issue 29: the hand-kept list left them out)
+    assert {"postgres.ef_search", "postgres.hybrid_cutoff", "postgres.dense"} <= set(got)
+    assert "answer.k" in got and "answer.excerpt_chars" not in got
+
+
+@pytest.mark.parametrize("name", SCORING)
+def test_every_score_changing_setting_invalidates_a_calibration(name):
+    base = Config()
+    section, key = name.split(".", 1)
+    now = replace(base, **{section: replace(getattr(base, section), **{key: _other(base.value(name))})})
+    calibration = {"settings": scoring_settings(base, None, "none"), "separable": True, "threshold": 0.5,
+                   "score": {"kind": "signal", "name": "top"}, "auroc": {"auroc": 0.9, "low": 0.8, "high": 1.0}}
+    gate = Gate(calibration, scoring_settings(now, None, "none"))
+    assert [s.split(" was ")[0] for s in gate.stale] == [name]
+    assert not gate.active
+    assert Gate(calibration, scoring_settings(base, None, "none")).active
+
+
+def test_a_postgres_setting_makes_the_gate_pass_every_question():
+    base = Config()
+    calibration = {"settings": scoring_settings(base, None, "none"), "separable": True, "threshold": 0.5,
+                   "score": {"kind": "signal", "name": "top"}, "auroc": {"auroc": 0.9, "low": 0.8, "high": 1.0}}
+    now = base.with_overrides(postgres={"ef_search": 100})
+    declined, why = Gate(calibration, scoring_settings(now, None, "none")).decide({"top": 0.0})
+    assert not declined and "postgres.ef_search was 40, now 100" in why

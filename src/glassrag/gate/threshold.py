@@ -16,23 +16,18 @@ import hashlib
 import json
 from typing import Any
 
+from glassrag.config import SCORING
 from glassrag.gate.score import score_name, value
-
-# every setting that changes a signal the gate reads: all but the gate's own and the
-# excerpt/budget settings of the answer
-SCORING_SECTIONS = ("analyze", "lsa", "neural", "bm25", "retrieve", "fuse", "versions", "rerank",
-                    "mmr", "cap")
 
 
 def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str,
                      answerability: str | None = None) -> dict[str, Any]:
-    """The flat settings a calibration is valid for: `{"bm25.k1": 1.5, ...}`, the answer's k
-    (coverage reads the top k), the reranker actually used and a digest of its weights, and
-    the answerability model (its name, depth and a digest of its file: another model's
-    scores are on another scale)."""
-    flat = {f"{section}.{name}": value for section, values in config.to_dict().items()
-            if section in SCORING_SECTIONS for name, value in values.items()}
-    flat["answer.k"] = config.answer.k
+    """The flat settings a calibration is valid for: `{"bm25.k1": 1.5, ...}`, every setting
+    whose definition says it changes scores (config.py `setting(..., scores=True)`: SCORING;
+    the answer's k among them, as coverage reads the top k), the reranker actually used and a
+    digest of its weights, and the answerability model (its name, depth and a digest of its
+    file: another model's scores are on another scale)."""
+    flat = {name: config.value(name) for name in SCORING}
     flat["rerank.used"] = rerank_method
     if rerank_method == "learned" and reranker is not None:
         weights = json.dumps([reranker.get("weights"), reranker.get("bias"), reranker.get("mean")])

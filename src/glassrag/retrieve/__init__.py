@@ -6,34 +6,53 @@ A retriever satisfies the same contract as the stages after retrieval (`pipeline
 so a trace records them and the sweep's stage cache (glassrag/stage_cache.py) keys on them.
 
 BM25, BM25 with RM3 feedback, LSA and the pg-* retrievers (SQL over an index in PostgreSQL,
-glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS; a neural retriever exists
-for each embedding model an index was built with and is named after it.
+glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS, one `Entry` each: how to
+make it, what its score is (`describe_score`, for the UI) and where it can run (`available`);
+a neural retriever exists for each embedding model an index was built with and is named
+after it (`NEURAL`). Adding a retriever is one class and one entry here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, UnknownNameError
 from glassrag.lexical.bm25 import BM25
-from glassrag.retrieve.base import Retriever
-from glassrag.retrieve.bm25 import BM25Retriever
-from glassrag.retrieve.lsa import LSARetriever
+from glassrag.retrieve import bm25, lsa, neural, rm3
+from glassrag.retrieve import postgres as pg
+from glassrag.retrieve.base import Entry, Retriever, fusion_scores
 from glassrag.retrieve.neural import NeuralRetriever
 from glassrag.retrieve.postgres import PG_RETRIEVERS
-from glassrag.retrieve.rm3 import RM3Retriever
 from glassrag.store.base import Index
 
-RETRIEVERS: dict[str, Any] = {"bm25": BM25Retriever, "bm25-rm3": RM3Retriever, "lsa": LSARetriever,
-                              **PG_RETRIEVERS}
+RETRIEVERS: dict[str, Entry] = {
+    "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
+    "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
+    "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa),
+    **{name: Entry(made, pg.describe_score, pg.in_postgres) for name, made in PG_RETRIEVERS.items()},
+}
+# the retriever of each embedder an index was built with (available where it has that embedder)
+NEURAL = Entry(NeuralRetriever, neural.describe_score)
 
-__all__ = ["RETRIEVERS", "Retriever", "available", "check_retrievers", "make_retriever", "NeuralRetriever"]
+__all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_retrievers", "describe_score",
+           "fusion_scores", "make_retriever", "offered", "NeuralRetriever"]
 
 
 def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
     """The retrievers an index can run: the pg-* ones only in PostgreSQL, and one per embedder."""
     return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embeddings)
+
+
+def offered(index: Index) -> tuple[str, ...]:
+    """The retrievers `index` can run, each entry asked (`available`), in the table's order,
+    then one per embedder: what the web's settings form offers."""
+    return (*(n for n, e in RETRIEVERS.items() if e.available(index)), *index.embeddings)
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    """(glossary term, what the score is) of retriever `name` with `params`, as its entry says."""
+    return RETRIEVERS.get(name, NEURAL).describe_score(name, params)
 
 
 def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None:
@@ -56,7 +75,7 @@ def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retri
     """Retriever `name` over `index` with `config`'s settings; UnknownNameError lists the
     names this index has."""
     if name in RETRIEVERS:
-        return RETRIEVERS[name](index, config, bm25)
+        return RETRIEVERS[name].make(index, config, bm25)
     if name in index.embeddings:
         return NeuralRetriever(index, config, name)
     raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings])

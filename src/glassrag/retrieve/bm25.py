@@ -3,14 +3,23 @@ holds the formula)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
-from glassrag.retrieve.base import hits_of
+from glassrag.fuse.base import ScoreSource
+from glassrag.retrieve.base import corpus_scores, hits_of
 from glassrag.schema import Hit
 from glassrag.store.base import Index
+
+
+BM25_SCORE = ("BM25 match strength: the sum of each question word's weight in this passage. Unbounded, "
+              "on this index's scale: compare it within one question, not across questions.")
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "BM25", BM25_SCORE
 
 
 class BM25Retriever:
@@ -30,3 +39,7 @@ class BM25Retriever:
         missing = sorted({t for t in query.tokens if t not in self.index.counts.vocab})
         notes = [f"not in the index: {', '.join(missing)}"] if missing else []
         return hits_of(self.index, self.name, idx, scores), notes
+
+    def score_source(self, query: Query) -> ScoreSource:
+        """Every chunk's BM25 score for the question (computed once per question)."""
+        return corpus_scores(self.index, query.bm25_scores(self.bm25))

@@ -3,16 +3,25 @@ the LSA space (glassrag/dense/lsa.py), after the optional similarity cutoff."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
-from glassrag.retrieve.base import exact_top, hits_of
+from glassrag.fuse.base import ScoreSource
+from glassrag.retrieve.base import corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.store.base import Index
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "LSA", "Cosine similarity of LSA vectors (−1 to 1): closeness of topic to the question."
+
+
+def has_lsa(index: Index) -> bool:
+    return index.lsa is not None
 
 
 class LSARetriever:
@@ -37,8 +46,15 @@ class LSARetriever:
     def params(self) -> dict[str, Any]:
         return {**self.lsa.params(), "cutoff": self.cutoff, "depth": self.depth, "family": "dense"}
 
+    def vector(self, query: Query) -> Any:
+        return query.dense_vector("lsa", lambda: self.lsa.embed_tokens(query.tokens))
+
+    def score_source(self, query: Query) -> ScoreSource:
+        """Every chunk's cosine with the folded-in question."""
+        return corpus_scores(self.index, cosines(query, "lsa", self.search, self.vector(query)))
+
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        vector = query.dense_vector("lsa", lambda: self.lsa.embed_tokens(query.tokens))
+        vector = self.vector(query)
         idx, scores, removed = exact_top(query, "lsa", self.search, vector, self.depth, self.cutoff)
         notes = []
         if not vector.any():

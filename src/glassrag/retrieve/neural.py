@@ -8,17 +8,24 @@ passages keep theirs: changing `passage_instruction` needs a re-ingest)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.config import Config
+from glassrag.dense.base import normalize_rows
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
+from glassrag.fuse.base import ScoreSource
 from glassrag.query import Query
-from glassrag.retrieve.base import exact_top, hits_of
+from glassrag.retrieve.base import corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.store.base import Index
 
 SEARCHES = ("exact", "hnsw")
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "dense", (f"Cosine similarity of {name} vectors (−1 to 1): closeness of meaning to the "
+                     "question.")
 
 
 class NeuralRetriever:
@@ -59,10 +66,24 @@ class NeuralRetriever:
         return {**embedder.params(), "cutoff": self.cutoff, "search": self.search_kind,
                 "depth": self.depth, "family": "dense"}
 
+    def vector(self, query: Query) -> Any:
+        embedder, _ = self.parts()
+        return query.dense_vector(self.name, lambda: embedder.embed_query(query.question))
+
+    def score_source(self, query: Query) -> ScoreSource:
+        """Every chunk's cosine with the question when the search is exact; through HNSW, the
+        exact cosines of the chunks asked about, ranged over them (HNSW never scores every chunk)."""
+        _, search = self.parts()
+        if isinstance(search, ExactCosine):
+            return corpus_scores(self.index, cosines(query, self.name, search, self.vector(query)))
+        position = self.index.position
+        q = normalize_rows(self.vector(query).reshape(1, -1))[0]
+        return ScoreSource(lambda ids: search.vectors[[position[c] for c in ids]] @ q, whole_corpus=False)
+
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         embedder, search = self.parts()
         first = embedder._model is None
-        vector = query.dense_vector(self.name, lambda: embedder.embed_query(query.question))
+        vector = self.vector(query)
         from glassrag.dense.neural import one_blas_thread
 
         with one_blas_thread():

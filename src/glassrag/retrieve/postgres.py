@@ -14,18 +14,37 @@ Each opens its own connection on first use (retrievers run side by side in threa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import ScoreSource
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.schema import Hit
 from glassrag.store import pgsearch
 from glassrag.store.base import Index
+
+
+def in_postgres(index: Index) -> bool:
+    """Whether `index` is stored in PostgreSQL (the pg-* retrievers search it in SQL)."""
+    return getattr(index.chunks, "pg", None) is not None
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    """What a pg-* retriever's score is, by the SQL it runs (its `family` and `rank` params)."""
+    if params.get("fuse") == "rrf":
+        return "RRF", (f"Reciprocal rank fusion in SQL of PostgreSQL full text and pgvector, Σ 1/({params.get('k', 60)} "
+                       "+ rank): it reflects ranks only.")
+    if params.get("rank") == "ts_rank_cd":
+        return "", ("PostgreSQL full-text rank (ts_rank_cd: how often and how close together the question's "
+                    "words occur in this passage). Unbounded: compare it within one question.")
+    if params.get("family") == "dense":
+        return "dense", (f"Cosine similarity of {params.get('embedder', 'embedder')} vectors in pgvector "
+                         "(−1 to 1): closeness of meaning to the question.")
+    return "BM25", ("BM25 match strength computed in SQL: the sum of each question word's weight in this "
+                    "passage. Unbounded, on this index's scale: compare it within one question.")
 
 
 class _PgRetriever:
@@ -35,7 +54,7 @@ class _PgRetriever:
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         self.store = getattr(index.chunks, "pg", None)
-        if self.store is None:
+        if not in_postgres(index):
             raise ConfigError(f"retriever {self.name} searches an index in PostgreSQL; this index is a folder",
                               "ingest into PostgreSQL (glassrag ingest PATH --store postgresql://…), "
                               "or drop it from [retrieve] retrievers and observe")
@@ -57,17 +76,9 @@ class _PgRetriever:
         return [Hit(cid, float(score), rank, self.name) for rank, (cid, score) in enumerate(rows, 1)]
 
     def ranked(self, query: Query, rows: list[tuple[str, float]]) -> list[Hit]:
-        """The hits, and their scores kept in the query's cache for weighted fusion."""
-        query.cached(f"pg:{self.name}", lambda: {cid: float(s) for cid, s in rows})
+        """The hits; weighted fusion reads their scores (retrieve/base.py listed_scores: a chunk
+        below `depth` gets the list's lowest score, a bound, as SQL scored only the top)."""
         return self.hits(rows)
-
-    def score_source(self, query: Query) -> ScoreSource:
-        """For weighted fusion: a chunk's score in this retriever's list; a chunk below its
-        `depth` gets the list's lowest score (a bound: SQL scored only the top), and the
-        range is the candidates'."""
-        scores: dict[str, float] = query.peek(f"pg:{self.name}") or {}
-        floor = min(scores.values(), default=0.0)
-        return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
 
 
 class PgBM25(_PgRetriever):

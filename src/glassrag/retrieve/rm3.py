@@ -18,16 +18,24 @@ which words were added.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
-from glassrag.retrieve.base import hits_of
+from glassrag.fuse.base import ScoreSource
+from glassrag.retrieve.base import corpus_scores, hits_of
 from glassrag.schema import Hit
 from glassrag.store.base import Index
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "BM25", ("BM25 match strength of the question expanded with pseudo-relevance feedback (RM3): "
+                    "Σ w(t) · bm25(t, passage) over the question's words and the words added from the first "
+                    "pass's top passages. Unbounded, on this index's scale: compare it within one question, "
+                    "not across questions.")
 
 
 class RM3Retriever:
@@ -79,10 +87,17 @@ class RM3Retriever:
             out[cols.indices[a:b]] += np.float32(w) * cols.data[a:b]
         return out
 
+    def expanded_scores(self, query: Query, weights: dict[int, float] | None = None) -> np.ndarray:
+        """Every chunk's score for the expanded question, once per question."""
+        return query.cached(f"sims:{self.name}",
+                            lambda: self.scores(self.expansion(query) if weights is None else weights))
+
+    def score_source(self, query: Query) -> ScoreSource:
+        return corpus_scores(self.index, self.expanded_scores(query))
+
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         weights = self.expansion(query)
-        full = query.cached(f"sims:{self.name}", lambda: self.scores(weights))  # fusion reads it
-        idx, scores = top_k(full, self.depth)
+        idx, scores = top_k(self.expanded_scores(query, weights), self.depth)
         words = self._vocabulary()
         asked = set(self.bm25.term_ids(query.tokens))
         added = sorted(((w, t) for t, w in weights.items() if t not in asked), reverse=True)

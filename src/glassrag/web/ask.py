@@ -18,6 +18,7 @@ from glassrag.evaluate.relevance import visible
 from glassrag.evaluate.runs import generation_record
 from glassrag.gate.score import score_name
 from glassrag.pipeline import Pipeline, auto_reranker
+from glassrag.retrieve import describe_score
 from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.web import settings
@@ -88,14 +89,8 @@ def explain_score(stage: StageTrace | None) -> dict[str, str]:
         return {"stage": stage.name, "term": "fusion", "text": (
             "Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
             f"question's list): a relative match strength. {NOT_A_PROBABILITY}")}
-    if stage.name == "bm25":
-        return {"stage": stage.name, "term": "BM25", "text": (
-            "BM25 match strength: the sum of each question word's weight in this passage. Unbounded, "
-            f"on this index's scale: compare it within one question, not across questions. {NOT_A_PROBABILITY}")}
-    what = "LSA" if stage.name == "lsa" else stage.name
-    return {"stage": stage.name, "term": "LSA" if stage.name == "lsa" else "dense", "text": (
-        f"Cosine similarity of {what} vectors (−1 to 1): closeness of topic to the question. "
-        f"{NOT_A_PROBABILITY}")}
+    term, text = describe_score(stage.name, p)  # a retriever: its table entry says what its score is
+    return {"stage": stage.name, "term": term, "text": f"{text} {NOT_A_PROBABILITY}"}
 
 
 def stage_term(stage: StageTrace) -> str:

@@ -6,8 +6,9 @@ Every query-time setting of `Config` can be given as `section.name`; a retriever
 `glassrag.config` (type, range, choices), as TOML files and command-line flags are, so a
 malformed value gets a 400 that names the setting and what it takes. Settings whose
 definition says they need a re-ingest (chunking, analysis, the LSA model, which embedders
-exist) are refused. The retrievers an index offers are BM25, LSA when it has an LSA model,
-and one per neural embedder it was built with.
+exist) are refused. The retrievers an index offers are those whose table entry says they are
+available on it (glassrag/retrieve/__init__.py `offered`: LSA when it has an LSA model, pg-*
+only in PostgreSQL), and one per neural embedder it was built with.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Mapping
 from glassrag.config import SETTINGS as DEFINITIONS
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.pipeline import RETRIEVERS
+from glassrag.retrieve import RETRIEVERS, offered
 from glassrag.store import Index
 from glassrag.web.catalog import BadRequest
 
@@ -59,9 +60,8 @@ ROLE_DOC = ("fused: its list feeds the answer; observed: run, drawn and measured
 
 
 def retrievers(index: Index) -> tuple[str, ...]:
-    """The retrievers this index can run, in the pipeline's order."""
-    names = [r for r in RETRIEVERS if r != "lsa" or index.lsa is not None]
-    return tuple(names + list(getattr(index, "embeddings", {}) or {}))
+    """The retrievers this index can run, in the pipeline's order (each entry asked)."""
+    return offered(index)
 
 
 def names(available: tuple[str, ...]) -> list[str]:

@@ -1,0 +1,72 @@
+"""The ask page asks each retriever's table entry what its score is and whether it runs on
+this index (issue 29): bm25-rm3's score is a BM25 sum, not a cosine, and a folder index
+offers no pg-* retriever (they answered 400), while an index in PostgreSQL offers them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import urlencode
+
+import pytest
+
+pytest.importorskip("starlette", reason="the web app needs the web extra: pip install 'glassrag[web]'")
+pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from glassrag.retrieve import RETRIEVERS, describe_score, offered  # noqa: E402
+from glassrag.retrieve.postgres import PG_RETRIEVERS  # noqa: E402
+from glassrag.store import EmbeddedStore  # noqa: E402
+from glassrag.web.server import create_app  # noqa: E402
+from tests.web.conftest import BASE_URL  # noqa: E402
+
+QUESTION = "What does E-4107 mean?"
+PLAIN = {"rerank.method": "none", "gate.enabled": "false"}
+
+
+@pytest.fixture
+def client(index, tmp_path: Path) -> TestClient:
+    """The web app over the handbook of tests/conftest.py, saved as a folder index."""
+    folder = tmp_path / "handbook"
+    EmbeddedStore(folder).write(index)
+    return TestClient(create_app([folder]), base_url=BASE_URL)
+
+
+def test_bm25_rm3_score_is_described_as_bm25_not_cosine(client: TestClient):
+    r = client.get("/ask.json?" + urlencode({"q": QUESTION, "role.bm25": "off", "role.lsa": "off",
+                                              "role.bm25-rm3": "fused", **PLAIN}))
+    assert r.status_code == 200, r.text
+    score = r.json()["score"]
+    assert score["stage"] == "bm25-rm3" and score["term"] == "BM25"
+    assert "BM25" in score["text"] and "RM3" in score["text"] and "cosine" not in score["text"].lower()
+    page = client.get("/ask?" + urlencode({"q": QUESTION, "role.bm25": "off", "role.lsa": "off",
+                                           "role.bm25-rm3": "fused", **PLAIN})).text
+    assert "pseudo-relevance feedback (RM3)" in page
+
+
+def test_every_retriever_entry_describes_its_score():
+    for name in RETRIEVERS:
+        term, text = describe_score(name, {})
+        assert text, name
+    assert "cosine" in describe_score("lsa", {})[1].lower()
+    assert "cosine" not in describe_score("bm25", {})[1].lower()
+    assert "cosine" in describe_score("minilm", {})[1].lower()  # a neural retriever, named after its model
+
+
+def test_a_folder_index_offers_no_pg_retriever(client: TestClient, index):
+    assert not set(offered(index)) & set(PG_RETRIEVERS)
+    r = client.get("/ask.json?" + urlencode({"q": QUESTION, **PLAIN}))
+    assert r.status_code == 200, r.text
+    roles = [f["name"] for g in r.json()["settings"]["form"] for f in g.get("fields", ())
+             if f["name"].startswith("role.")]
+    assert roles and "role.bm25" in roles and "role.lsa" in roles
+    assert not [n for n in roles if n.startswith("role.pg-")]
+
+
+def test_an_index_in_postgresql_offers_the_pg_retrievers():
+    """An index object as the PostgreSQL store reads one: its chunk table holds the store (`pg`)."""
+    stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": None})
+    got = offered(stored)
+    assert set(PG_RETRIEVERS) <= set(got)
+    assert "lsa" not in got and got[-1] == "minilm"  # no LSA model: LSA not offered
