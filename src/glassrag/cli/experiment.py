@@ -16,7 +16,7 @@ LOG_HELP = "the experiment log folder (default: ./experiments)"
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("experiment", help="the experiment log: list, run and report kept and rejected changes")
-    ex = p.add_subparsers(dest="experiment_command", required=True, metavar="{list,run,decide,report}",
+    ex = p.add_subparsers(dest="experiment_command", required=True, metavar="{list,run,decide,cause,report}",
                           help="what to do")
     e = ex.add_parser("list", help="every entry of the log with its recorded verdict")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
@@ -35,6 +35,10 @@ def add_parser(sub: Any) -> None:
     e.add_argument("--all", action="store_true", help="every experiment whose evidence has per-question figures")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
     e.set_defaults(run=cmd_decide)
+    e = ex.add_parser("cause", help="the questions no configuration answers and what they share "
+                                    "(writes experiments/shared-cause.json)")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.set_defaults(run=cmd_cause)
     e = ex.add_parser("report", help="generate docs/measurements.md from the log and its evidence")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
     e.add_argument("--out", type=Path, default=Path("docs/measurements.md"), help="where to write it")
@@ -102,6 +106,26 @@ def cmd_decide(args: argparse.Namespace) -> int:
                   + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")
                   + f" — {evidence['reason']}")
     return 1 if differ else 0
+
+
+def cmd_cause(args: argparse.Namespace) -> int:
+    import json
+
+    from glassrag.experiment.cause import measure_cause
+
+    result = measure_cause(args.log, lambda message: err.print(f"[dim]{message}[/dim]"))
+    target = args.log / "shared-cause.json"
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    out.print(f"{len(result['never'])} of {result['questions']} answerable test questions answered by no "
+              f"configuration; written to {target}")
+    for f in result["figures"]:
+        n, a, d = f["never"], f["answered"], f["difference"]
+        if n["value"] is not None and a["value"] is not None and d["low"] is not None:
+            out.print(f"  {f['label']}: never {n['value']:.3f}, answered {a['value']:.3f}, "
+                      f"difference {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
