@@ -159,3 +159,17 @@ def test_a_tampered_verdict_is_caught(tmp_path, monkeypatch):
     path.write_text(json.dumps(tampered))
     assert problems(path)
 
+
+
+def test_shipped_says_whether_the_change_is_in_the_defaults():
+    """`shipped = true` exactly when every setting the change makes is the default users get
+    (so the flag cannot drift from config.py: a default moved to a change must be marked)."""
+    from glassrag.config import Config
+    from glassrag.experiment import load_all
+
+    defaults = Config()
+    for e in (x for x in load_all(LOG) if x.measured):
+        _, changed = e.configs()
+        in_defaults = all(changed.value(f"{section}.{key}") == defaults.value(f"{section}.{key}")
+                          for section, values in e.change.items() for key in values)
+        assert e.shipped == in_defaults, e.name
