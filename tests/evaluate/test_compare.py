@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from glassrag.errors import RunFileError
-from glassrag.evaluate.compare import (_binary, compare_runs, dense_metrics, dense_question_metrics,
+from glassrag.evaluate.compare import (is_binary, compare_runs, dense_metrics, dense_question_metrics,
                                        settings_changed)
 from glassrag.evaluate.stats import paired_randomization
 from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Run
@@ -201,7 +201,7 @@ def test_run_objects_and_dicts_compare_alike():
     ("lsa mean_top_similarity", False), ("answer reader_accuracy", False),
 ])
 def test_which_metrics_are_zero_or_one(metric: str, binary: bool):
-    assert _binary(metric) is binary
+    assert is_binary(metric) is binary
 
 
 def test_a_dense_stage_is_compared_on_its_own_figures():

@@ -12,7 +12,8 @@ import pytest
 from glassrag.errors import ConfigError
 from glassrag.experiment import load, load_all, read_evidence, run_experiments
 from glassrag.experiment.log import Experiment
-from glassrag.experiment.measure import decide, with_holm
+from glassrag.experiment import verdict as rule
+from glassrag.experiment.measure import decide_rule1, with_holm
 from glassrag.experiment.report import render, section
 
 CAP = """title = "One passage per document"
@@ -68,10 +69,10 @@ def verdict(metric_rows: dict, also_rows: dict | None = None) -> str:
     e = Experiment("x", "t", "h", "kept", metric="m", also=("a",) if also_rows else (),
                    corpora=tuple(metric_rows), change={"bm25": {"k1": 1.0}})
     per = {c: {"metrics": {"m": r, **({"a": also_rows[c]} if also_rows else {})}} for c, r in metric_rows.items()}
-    return decide(e, with_holm(e, per))[0]
+    return decide_rule1(e, with_holm(e, per))[0]
 
 
-def test_the_verdict_rule():
+def test_rule_1_the_verdict_of_evidence_before_rule_2():
     # Holm over two corpora: the smaller p is doubled, so 0.02 -> 0.04 counts and 0.03 -> 0.06 does not
     assert verdict({"a": row(0.1, 0.02), "b": row(0.1, 0.02)}) == "kept"
     assert verdict({"a": row(0.1, 0.03), "b": row(0.0, 1.0)}) == "rejected"
@@ -170,7 +171,10 @@ def test_measuring_writes_evidence_from_real_runs(measured_log):
         run = Run.from_dict(json.loads(Path(demo["runs"][side]).read_text()))
         assert run.flat_metrics()["answer hit@5"]["value"] == hit[side]["value"]
         assert run.config["cap"]["per_document"] == (1 if side == "change" else 0)
-    assert evidence["verdict"] == decide(load(measured_log / "cap.toml"), evidence["corpora"])[0]
+    assert evidence["rule"] == rule.RULE
+    assert evidence["verdict"] == rule.decide("answer hit@5", ["answer source_recall@5"], evidence["corpora"])[0]
+    pq = demo["per_question"]["answer hit@5"]
+    assert len(pq["ids"]) == hit["n"] and sum(pq["change"]) / hit["n"] == pytest.approx(hit["change"]["value"])
     assert evidence["reproduced"] == (evidence["verdict"] == "rejected")
     assert evidence["provenance"]["packages"]["glassrag"]
 

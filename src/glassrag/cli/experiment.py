@@ -16,7 +16,7 @@ LOG_HELP = "the experiment log folder (default: ./experiments)"
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("experiment", help="the experiment log: list, run and report kept and rejected changes")
-    ex = p.add_subparsers(dest="experiment_command", required=True, metavar="{list,run,report}",
+    ex = p.add_subparsers(dest="experiment_command", required=True, metavar="{list,run,decide,cause,report}",
                           help="what to do")
     e = ex.add_parser("list", help="every entry of the log with its recorded verdict")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
@@ -29,6 +29,16 @@ def add_parser(sub: Any) -> None:
                         "last evidence, each with the provenance of the run that measured it")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
     e.set_defaults(run=cmd_run)
+    e = ex.add_parser("decide", help="decide experiments again by the current rule from the per-question "
+                                     "figures of their evidence, running nothing")
+    e.add_argument("names", nargs="*", help="experiment names (the TOML files' names)")
+    e.add_argument("--all", action="store_true", help="every experiment whose evidence has per-question figures")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.set_defaults(run=cmd_decide)
+    e = ex.add_parser("cause", help="the questions no configuration answers and what they share "
+                                    "(writes experiments/shared-cause.json)")
+    e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.set_defaults(run=cmd_cause)
     e = ex.add_parser("report", help="generate docs/measurements.md from the log and its evidence")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
     e.add_argument("--out", type=Path, default=Path("docs/measurements.md"), help="where to write it")
@@ -72,6 +82,50 @@ def cmd_run(args: argparse.Namespace) -> int:
                       f"p = {m['p']:.3g}, {m['test']})")
     out.print(f"evidence written to {args.log / 'results'}/")
     return 1 if differ else 0
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    from glassrag.experiment import find, load_all, read_evidence, redecided, write_evidence
+
+    if args.all == bool(args.names):
+        raise ConfigError("name the experiments to decide, or give --all", "glassrag experiment list shows them")
+    chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
+    differ = 0
+    for e in chosen:
+        evidence = read_evidence(args.log, e.name)
+        if evidence is None:
+            raise ConfigError(f"{e.name} has no evidence yet", f"glassrag experiment run {e.name}")
+        if args.all and evidence.get("rule") is None and not all(
+                "per_question" in c for c in evidence["corpora"].values() if "skipped" not in c):
+            out.print(f"[dim]{e.name}: no per-question figures (measured before rule 2); left as it is[/dim]")
+            continue
+        evidence = redecided(e, evidence)
+        write_evidence(args.log, evidence)
+        differ += not evidence["reproduced"]
+        out.print(f"[bold]{e.name}[/bold]: {evidence['verdict']}"
+                  + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")
+                  + f" — {evidence['reason']}")
+    return 1 if differ else 0
+
+
+def cmd_cause(args: argparse.Namespace) -> int:
+    import json
+
+    from glassrag.experiment.cause import measure_cause
+
+    result = measure_cause(args.log, lambda message: err.print(f"[dim]{message}[/dim]"))
+    target = args.log / "shared-cause.json"
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    out.print(f"{len(result['never'])} of {result['questions']} answerable test questions answered by no "
+              f"configuration; written to {target}")
+    for f in result["figures"]:
+        n, a, d = f["never"], f["answered"], f["difference"]
+        if n["value"] is not None and a["value"] is not None and d["low"] is not None:
+            out.print(f"  {f['label']}: never {n['value']:.3f}, answered {a['value']:.3f}, "
+                      f"difference {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -29,7 +29,8 @@ __all__ = ["RunFileError", "compare_runs", "settings_changed"]
 AFTER_THE_GATE = ("answer", "generation")
 
 
-def _binary(name: str) -> bool:
+def is_binary(name: str) -> bool:
+    """True for a metric with 0/1 outcomes per question (tested by exact McNemar)."""
     base = name.split(" ")[-1]
     if base == "mean_top_similarity":
         return False
@@ -98,7 +99,7 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
         sign = 1.0 if better(m) == "higher" else -1.0
         improved = [q for q, u, v in zip(ids, x, y) if sign * (v - u) > 0]
         degraded = [q for q, u, v in zip(ids, x, y) if sign * (v - u) < 0]
-        if _binary(m):
+        if is_binary(m):
             p = mcnemar_exact(len(improved), len(degraded))
             flips[m] = {"improved": improved, "degraded": degraded}
             test = "McNemar exact"

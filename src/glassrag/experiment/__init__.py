@@ -14,10 +14,11 @@ from typing import Any, Callable
 
 from glassrag.experiment.corpora import Bench, load_corpora
 from glassrag.experiment.log import Experiment, find, load, load_all
-from glassrag.experiment.measure import Measurer, decide
+from glassrag.experiment.measure import Measurer
+from glassrag.experiment.verdict import decide
 
 __all__ = ["Experiment", "decide", "evidence_path", "find", "load", "load_all", "read_evidence",
-           "run_experiments", "work_folder"]
+           "redecided", "run_experiments", "work_folder", "write_evidence"]
 
 
 def work_folder(log: Path) -> Path:
@@ -44,10 +45,33 @@ def run_experiments(log: Path, experiments: list[Experiment],
     results = []
     for experiment in experiments:
         evidence = measurer.measure(experiment, only, read_evidence(log, experiment.name) if only else None)
-        target = evidence_path(log, experiment.name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(json.dumps(evidence, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(target)
+        write_evidence(log, evidence)
         results.append(evidence)
     return results
+
+
+def write_evidence(log: Path, evidence: dict[str, Any]) -> Path:
+    """Write `evidence` to experiments/results/NAME.json atomically (a temp file renamed)."""
+    target = evidence_path(log, evidence["name"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(evidence, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def redecided(experiment: Experiment, evidence: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `evidence` decided again by the current rule (verdict.py) from its own
+    per-question figures, nothing re-run; evidence without them (written before rule 2)
+    raises ConfigError, since only re-running it can give them."""
+    from glassrag.errors import ConfigError
+    from glassrag.experiment import verdict as rule
+
+    measured = [c for c in evidence["corpora"].values() if "skipped" not in c]
+    if not measured or not all("per_question" in c for c in measured):
+        raise ConfigError(f"{experiment.name}: its evidence has no per-question figures (written before "
+                          f"rule {rule.RULE})", f"re-run it: glassrag experiment run {experiment.name}")
+    verdict, reason, tests = rule.decide(evidence["metric"], evidence["also"], evidence["corpora"])
+    return {**evidence, "rule": rule.RULE, "verdict": verdict, "reason": reason, "pooled": tests["pooled"],
+            "shipped": experiment.shipped, "expected": experiment.verdict,
+            "reproduced": verdict == experiment.verdict and not any("skipped" in c for c in evidence["corpora"].values())}

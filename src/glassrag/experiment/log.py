@@ -8,7 +8,8 @@ reproduces.
     metric = "answer hit@5"                 # the one that decides
     also = ["ranking mrr@10"]               # reported, and a trade when they move the other way
     corpora = ["demo", "scifact-abstain", "real"]
-    verdict = "rejected"                    # what was measured last: kept, rejected, trade, one corpus only
+    verdict = "rejected"                    # what was measured last: kept, rejected, trade, kept for one set only
+    shipped = false                         # true: the change is in the defaults (a trade made on purpose)
     [baseline]                              # settings on top of the defaults (empty: the defaults)
     [change]                                # settings on top of the baseline
     rerank = { pool = 50 }
@@ -28,9 +29,12 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError
 
-VERDICTS = ("kept", "rejected", "trade", "one corpus only")
+from glassrag.experiment.verdict import RENAMED
+from glassrag.experiment.verdict import VERDICTS as RULE_VERDICTS
+
+VERDICTS = (*RULE_VERDICTS, *RENAMED)  # rule 1's names stay readable
 KEYS = {"title", "hypothesis", "metric", "also", "corpora", "verdict", "baseline", "change",
-        "split", "notes", "command", "results", "order", "cites"}
+        "split", "notes", "command", "results", "order", "cites", "shipped"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Experiment:
     results: str = ""  # ... and the Markdown it writes, "path" or "path#heading"
     order: int = 0  # place in the log (the order changes were made)
     cites: tuple[str, ...] = ()  # the settings whose default this entry chose
+    shipped: bool = False  # the change is in the defaults users get, whatever its verdict
     path: Path | None = None
 
     @property
@@ -87,6 +92,8 @@ def load(path: Path) -> Experiment:
     elif not data.get("command"):
         problems.append("an entry needs [change] (an experiment) or 'command' (a benchmark that "
                         "reproduces it, with 'results': the Markdown it writes)")
+    if not isinstance(data.get("shipped", False), bool):
+        problems.append("'shipped' is true or false: is the change in the defaults users get")
     if not isinstance(data.get("cites", []), list):
         problems.append("'cites' lists the settings whose default this entry chose, e.g. [\"bm25.k1\"]")
     if problems:
@@ -97,7 +104,7 @@ def load(path: Path) -> Experiment:
         corpora=tuple(data.get("corpora", ())), baseline=data.get("baseline", {}),
         change=data.get("change", {}), split=data.get("split", "test"), notes=data.get("notes", "").strip(),
         command=data.get("command", ""), results=data.get("results", ""), order=int(data.get("order", 0)),
-        cites=tuple(data.get("cites", ())), path=path)
+        cites=tuple(data.get("cites", ())), shipped=data.get("shipped", False), path=path)
     if experiment.measured:
         experiment.configs()  # every setting checked now, not halfway through a run
     return experiment

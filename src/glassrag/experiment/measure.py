@@ -1,11 +1,11 @@
 """Measure one experiment of the log: on each of its corpora, the baseline and the change
 are each fitted on the train split (reranker, gate) and evaluated once on the test split;
 every metric is compared question by question (evaluate/compare.py: exact McNemar on 0/1
-outcomes, paired randomisation on graded ones), and the verdict follows a fixed rule.
+outcomes, paired randomisation on graded ones), the per-question figures are kept in the
+evidence, and the verdict follows rule 2 (verdict.py: a pooled paired test over the corpora).
 
-The rule, on the metric that decides (`metric`) and the ones reported with it (`also`),
-a difference counting only when its paired test gives p < 0.05 after Holm's correction
-across the corpora (for `also`, across corpora and metrics):
+Evidence written before rule 2 has no per-question figures; `decide_rule1` is the rule it
+was decided by (per corpus, Holm across corpora), so it stays readable and checkable:
 
 - kept: the metric is better on at least two corpora (or on the only one measured), worse
   on none, and no `also` metric is worse;
@@ -26,9 +26,10 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.compare import compare_runs
 from glassrag.evaluate.stats import holm
 from glassrag.experiment.corpora import Bench, Corpus, digest
+from glassrag.experiment import verdict as verdict_rule
 from glassrag.experiment.log import Experiment
 from glassrag.provenance import provenance
-from glassrag.schema import Run
+from glassrag.schema import Run, flat_question_metrics
 
 ALPHA = 0.05
 
@@ -87,9 +88,10 @@ class Measurer:
             b = self.run(corpus, changed, experiment.split)
             per_corpus[name] = {**self._corpus(experiment, name, a, b), "provenance": provenance(seeds)}
         per_corpus = with_holm(experiment, per_corpus)
-        verdict, reason = decide(experiment, per_corpus)
+        verdict, reason, tests = verdict_rule.decide(experiment.metric, experiment.also, per_corpus)
         return {"name": experiment.name, "title": experiment.title, "metric": experiment.metric,
-                "also": list(experiment.also), "split": experiment.split,
+                "also": list(experiment.also), "split": experiment.split, "rule": verdict_rule.RULE,
+                "pooled": tests["pooled"], "shipped": experiment.shipped,
                 "baseline": dict(experiment.baseline), "change": dict(experiment.change),
                 "verdict": verdict, "reason": reason, "expected": experiment.verdict,
                 "reproduced": verdict == experiment.verdict and not any(
@@ -119,11 +121,25 @@ class Measurer:
                           "n": r["n"], "improved": r["improved"], "degraded": r["degraded"]}
         flips = compared["flips"].get(experiment.metric, {})
         return {"questions": compared["questions"], "metrics": metrics,
+                "per_question": paired_outcomes(a, b, [m for m in metrics if metrics[m]["measured"]]),
                 "flips": {"improved": flips.get("improved", []), "degraded": flips.get("degraded", [])},
                 "gate": {"baseline": _gate(a), "change": _gate(b)},
                 "ranking_stage": {"baseline": a.ranking.stage, "change": b.ranking.stage},
                 "settings": compared["settings"],
                 "runs": {side: str(p) for side, p in paths.items()}}
+
+
+def paired_outcomes(a: Run, b: Run, metrics: list[str]) -> dict[str, dict[str, list[Any]]]:
+    """Each metric's per-question figures on the questions both runs measured it on (the
+    paired test's input, compare_runs' ids): {"ids": [...], "baseline": [...], "change": [...]},
+    so a verdict can be recomputed from the evidence alone."""
+    qa = {r["id"]: flat_question_metrics(r) for r in a.questions}
+    qb = {r["id"]: flat_question_metrics(r) for r in b.questions}
+    out = {}
+    for m in metrics:
+        ids = [q for q in qa if q in qb and m in qa[q] and m in qb[q]]
+        out[m] = {"ids": ids, "baseline": [float(qa[q][m]) for q in ids], "change": [float(qb[q][m]) for q in ids]}
+    return out
 
 
 def metric_rows(evidence: dict[str, Any]) -> Iterator[tuple[str, str | None, dict[str, Any] | None, str]]:
@@ -162,8 +178,8 @@ def with_holm(experiment: Experiment, per_corpus: dict[str, Any]) -> dict[str, A
     return out
 
 
-def decide(experiment: Experiment, per_corpus: dict[str, Any]) -> tuple[str, str]:
-    """The verdict and its reason, by the rule in this module's docstring, from evidence
+def decide_rule1(experiment: Experiment, per_corpus: dict[str, Any]) -> tuple[str, str]:
+    """The verdict and its reason by rule 1 (this module's docstring), from evidence
     whose p-values `with_holm` adjusted."""
     measured = {c: v["metrics"][experiment.metric] for c, v in per_corpus.items()
                 if "metrics" in v and v["metrics"][experiment.metric].get("measured")}

@@ -1,6 +1,8 @@
-"""The development page: the experiment log (experiments/) as kept / rejected / trade, each
-with its hypothesis, figures with intervals, the paired test and the questions that flipped,
-and a chart of one metric's change across the experiments in the order they were made."""
+"""The development page: the experiment log (experiments/) as kept / kept for one set only /
+trade / rejected, each with its hypothesis, the figure that decided it (the pooled paired test
+of rule 2, experiment/verdict.py) and each corpus's, figures with intervals and the questions
+that flipped, a chart of one metric's change across the experiments in the order they were
+made, and the shared cause of the questions no configuration answers (experiment/cause.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ CHART_W, CHART_H, LEFT, RIGHT, TOP, BOTTOM = 720, 330, 52, 150, 16, 140
 # about 14 px, so neighbouring names never overlap however many experiments the log holds
 MIN_STEP = 18
 CORPUS_CLASSES = ("c0", "c1", "c2", "c3")
-TONE = {"kept": "ok", "one corpus only": "warn", "trade": "warn", "rejected": "bad"}
+TONE = {"kept": "ok", "kept for one set only": "warn", "trade": "warn", "rejected": "bad"}
 
 
 def development_view(log: Path | None, metric: str | None = None) -> dict[str, Any]:
@@ -25,24 +27,31 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
         return {"log": str(log) if log else None, "experiments": [], "benchmarks": [], "chart": {},
                 "metrics": [], "metric": None,
                 "missing": "no experiment log: start glassrag serve in the project folder, or give --log"}
+    import json
+
     from glassrag.experiment import load_all, read_evidence
     from glassrag.experiment.corpora import load_corpora
+    from glassrag.experiment.verdict import RENAMED
 
     entries = load_all(log)
     corpora = load_corpora(log)
     experiments, benchmarks = [], []
     for e in entries:
         if not e.measured:
-            benchmarks.append({"name": e.name, "title": e.title, "verdict": e.verdict, "tone": TONE[e.verdict],
+            verdict = RENAMED.get(e.verdict, e.verdict)
+            benchmarks.append({"name": e.name, "title": e.title, "verdict": verdict, "tone": TONE[verdict],
                                "command": e.command, "results": e.results, "cites": list(e.cites),
                                "hypothesis": e.hypothesis})
             continue
         evidence = read_evidence(log, e.name)
+        verdict = RENAMED.get(evidence["verdict"], evidence["verdict"]) if evidence else None
         experiments.append({
             "name": e.name, "title": e.title, "hypothesis": e.hypothesis, "notes": e.notes,
             "metric": e.metric, "also": list(e.also), "change": dict(e.change), "baseline": dict(e.baseline),
-            "recorded": e.verdict, "verdict": evidence["verdict"] if evidence else None,
-            "tone": TONE.get(evidence["verdict"], "") if evidence else "",
+            "recorded": RENAMED.get(e.verdict, e.verdict), "verdict": verdict, "shipped": e.shipped,
+            "tone": TONE.get(verdict or "", ""),
+            "rule": (evidence or {}).get("rule", 1) if evidence else None,
+            "decided_by": decided_by(e.metric, evidence) if evidence else None,
             "reproduced": evidence["reproduced"] if evidence else None,
             "reason": evidence["reason"] if evidence else "not measured yet",
             "corpora": _corpora(log, evidence) if evidence else [],
@@ -54,9 +63,23 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
         raise ConfigError(f"no experiment reports {metric!r}", f"choose one of: {', '.join(metrics)}")
     groups = [{"verdict": v, "tone": TONE[v], "experiments": [x for x in experiments if x["verdict"] == v]}
               for v in TONE]
+    cause_file = log / "shared-cause.json"
+    cause = json.loads(cause_file.read_text(encoding="utf-8")) if cause_file.is_file() else None
     return {"log": str(log), "corpora": {n: c.title for n, c in corpora.items()}, "experiments": experiments,
+            "cause": cause,
             "groups": groups, "benchmarks": benchmarks, "metrics": metrics, "metric": metric,
             "chart": effect_chart(experiments, metric, list(corpora)) if metric else {}}
+
+
+def decided_by(metric: str, evidence: dict[str, Any]) -> dict[str, Any]:
+    """The figures the verdict read: the pooled test of the deciding metric (rule 2; None for
+    evidence decided by rule 1) and, per corpus, its difference and Holm-adjusted p."""
+    per_corpus = {}
+    for name, c in evidence["corpora"].items():
+        m = c.get("metrics", {}).get(metric, {})
+        per_corpus[name] = ({"diff": m["diff"], "p": m.get("p_holm", m["p"]), "improved": m["improved"],
+                             "degraded": m["degraded"], "n": m["n"]} if m.get("measured") else None)
+    return {"pooled": (evidence.get("pooled") or {}).get(metric), "corpora": per_corpus}
 
 
 def _corpora(log: Path, evidence: dict[str, Any]) -> list[dict[str, Any]]:
