@@ -3,6 +3,7 @@ combinations, measured where nobody chose them: the test split of each corpus.
 
     python bench/gate_scores.py                       # demo, birds, economics, ml-papers
     python bench/gate_scores.py --corpus demo --corpus real
+    python bench/gate_scores.py --model bundled --model .glassrag/cross-encoder-v2
 
 For each corpus of experiments/corpora.toml: the index with glassrag's defaults and the
 learned reranker trained on the train split (the experiment log's bench, so indexes are
@@ -16,7 +17,13 @@ weighing as much in total, as `glassrag calibrate` does:
 - **model + words**: the logistic combination of `answerability` and the four lexical
   signals (bm25_norm, term_share, coverage, known_share), the signals whose scale is the
   same on every corpus and pipeline, threshold at the least cost of its in-sample scores;
+- **model + unseen words**: the combination of `answerability` and `known_share` (the
+  share of the question, weighted by IDF, that the index has ever seen): the model's score
+  and the one signal that knows a name the documents never mention;
 - **all**: the combination of every signal, threshold likewise.
+
+With `--model` (repeatable; `bundled` or a model folder, the `gate.answerability` setting)
+every figure is measured once per answerability model, on the same indexes.
 
 Reported per corpus on the test split: the share of found answers (answer in the top k)
 the gate declines, and the shares of the golden set's on-topic unanswerable questions and
@@ -52,6 +59,8 @@ from glassrag.provenance import provenance  # noqa: E402
 
 COST = 5.0
 WORDS = ["answerability", "bm25_norm", "term_share", "coverage", "known_share"]
+FIXED = {"model + words": WORDS, "model + unseen words": ["answerability", "known_share"]}
+SCORES = ("chosen", "model + words", "model + unseen words", "all")
 
 
 def groups(rows: list[dict], split: str) -> tuple[list, list, list]:
@@ -81,7 +90,7 @@ def fitted(how: str, found: list, un: list, w: list | None) -> tuple[dict, float
     if how == "chosen":
         g = calibrate(found, un, "cost", COST, "train", w)
         return g["score"], g["threshold"]
-    names = WORDS if how == "model + words" else sorted(set.intersection(*(set(s) for s in [*found, *un])))
+    names = FIXED.get(how) or sorted(set.intersection(*(set(s) for s in [*found, *un])))
     score = fit_combined(found, un, names, w)
     return score, threshold(score, found, un, w)
 
@@ -118,7 +127,7 @@ def measure(rows: list[dict]) -> dict:
     t_found, t_on, t_off = groups(rows, "test")
     out = {"train": {"found": len(found), "on-topic": len(on), "off-topic": len(off)},
            "test": {"found": len(t_found), "on-topic": len(t_on), "off-topic": len(t_off)}, "scores": {}}
-    for how in ("chosen", "model + words", "all"):
+    for how in SCORES:
         score, t = fitted(how, found, un, w)
         out["scores"][how] = {
             "reads": score.get("name") or "combination of " + ", ".join(score["names"]),
@@ -131,19 +140,25 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", action="append",
                         help="corpora of experiments/corpora.toml (default: demo, birds, economics, ml-papers)")
+    parser.add_argument("--model", action="append",
+                        help="answerability model (gate.answerability: bundled or a folder); repeatable")
     args = parser.parse_args()
     corpora = load_corpora(LOG)
     bench = Bench(work_folder(LOG))
     config = Config()
-    results: dict = {"corpora": {}}
+    models = args.model or [config.gate.answerability]
+    results: dict = {"models": models, "corpora": {}}
     for name in args.corpus or ["demo", "birds", "economics", "ml-papers"]:
         corpus = corpora[name]
         if corpus.missing():
             print(f"{name}: skipped, {corpus.missing()}")
             continue
         index = bench.fitted(corpus, replace(config, gate=replace(config.gate, enabled=False)))
-        results["corpora"][name] = measure(signal_rows(index, config, bench.questions(corpus)))
-        print(f"{name}: measured", flush=True)
+        for model in models:
+            with_model = replace(config, gate=replace(config.gate, answerability=model))
+            key = name if len(models) == 1 else f"{name} · {model}"
+            results["corpora"][key] = measure(signal_rows(index, with_model, bench.questions(corpus)))
+            print(f"{key}: measured", flush=True)
     results["provenance"] = provenance({})
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "gate_scores.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")

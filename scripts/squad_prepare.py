@@ -6,7 +6,7 @@ one HTML page per article under explore/1.0/train/ (CC BY-SA 4.0, as the reposit
 index.html says). Only train articles are read: SQuAD's dev articles are disjoint from them
 and nothing here touches a dev or test split.
 
-    python scripts/squad_prepare.py GIT_DIR
+    python scripts/squad_prepare.py GIT_DIR [--answer-removed]
 
 GIT_DIR is a git directory holding that commit (a snapshot of the repository); nothing is
 downloaded. The script writes, deterministically (every choice from a seeded generator):
@@ -16,9 +16,17 @@ downloaded. The script writes, deterministically (every choice from a seeded gen
   from), `heldout` (pairs to measure on, never learned from) or `offtopic` (the source of
   the off-topic questions, never learned from);
 - training/squad/pairs.jsonl.gz and heldout.jsonl.gz: (question, passage, label, kind)
-  rows (the first TRAIN_ROWS of the shuffled train pairs); for each sampled question its own paragraph (label 1), HARD paragraphs of the same
-  article that do not contain its answer (label 0, the near miss a gate must refuse) and
-  EASY paragraphs of another article (label 0, off topic);
+  rows (the first TRAIN_ROWS of the shuffled train pairs); for each sampled question its
+  own paragraph (label 1), HARD paragraphs of the same article that do not contain its
+  answer (label 0, the near miss a gate must refuse) and EASY paragraphs of another
+  article (label 0, off topic);
+- with --answer-removed, also .glassrag/training/pairs-answer-removed.jsonl.gz and
+  heldout-answer-removed.jsonl.gz (not committed; 30 s to make again): the same pairs
+  plus, for each question, its own paragraph with every sentence that holds the answer
+  taken out (label 0, `answer-removed`: the passage is about exactly what the question asks
+  and names its subject, but not the answer, like the manual's specification table that
+  names the distance meter and not its wavelength), mixed in by a second seeded generator
+  so that every other draw, and so every committed file, stays the same;
 - src/glassrag/data/offtopic.jsonl: general-knowledge questions of the `offtopic` articles,
   which no corpus of this project is about, in the golden-set format (unanswerable,
   kind "off-topic", split by article: alternate articles train and test), each with its
@@ -44,6 +52,8 @@ REPO = "rajpurkar/SQuAD-explorer"
 LICENCE = "CC BY-SA 4.0"
 SEED = 20261201
 HARD, EASY = 2, 1          # negatives per question
+# a sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 QUESTIONS_PER_PARAGRAPH = 1
 TRAIN_ROWS = 24_000      # the first 12,000 are trained on (scripts/train_cross_encoder.py)
 HELDOUT_ARTICLES = 40
@@ -134,7 +144,7 @@ def pairs_of(articles: dict[str, list[dict]], names: list[str], rng: random.Rand
             for qa in rng.sample(para["qas"], min(QUESTIONS_PER_PARAGRAPH, len(para["qas"]))):
                 q, answers = qa["question"], qa["answers"]
                 rows.append({"question": q, "passage": para["text"], "label": 1, "kind": "own",
-                             "article": name})
+                             "article": name, "answers": answers})
                 others = [p["text"] for j, p in enumerate(paragraphs)
                           if j != i and not holds(p["text"], answers)]
                 for text in rng.sample(others, min(HARD, len(others))):
@@ -149,14 +159,46 @@ def pairs_of(articles: dict[str, list[dict]], names: list[str], rng: random.Rand
     return rows
 
 
+def without_answer(passage: str, answers: list[str]) -> str | None:
+    """The passage with every sentence that holds an answer taken out, or None when that
+    leaves fewer than two sentences, takes nothing out, or the answer is still there (it
+    spans a sentence end)."""
+    sentences = SENTENCE_END.split(passage)
+    kept = [s for s in sentences if not holds(s, answers)]
+    if len(kept) < 2 or len(kept) == len(sentences):
+        return None
+    text = " ".join(kept)
+    return None if holds(text, answers) else text
+
+
+def answer_removed(rows: list[dict]) -> list[dict]:
+    """The answer-removed negative of each `own` row that has one."""
+    out = []
+    for r in rows:
+        if r["kind"] == "own" and (text := without_answer(r["passage"], r["answers"])) is not None:
+            out.append({"question": r["question"], "passage": text, "label": 0, "kind": "answer-removed",
+                        "article": r["article"]})
+    return out
+
+
+def with_removed(rows: list[dict]) -> list[dict]:
+    """Each question's rows followed, after its own paragraph's, by its answer-removed one."""
+    out = []
+    for r in rows:
+        out.append(r)
+        out.extend(answer_removed([r]))
+    return out
+
+
 def write_gz(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.GzipFile(path, "wb", mtime=0) as f:
         for r in rows:
+            r = {k: v for k, v in r.items() if k != "answers"}
             f.write((json.dumps(r, ensure_ascii=False) + "\n").encode())
 
 
-def main(git_dir: str) -> None:
+def main(git_dir: str, removed: bool = False) -> None:
     pages = read_pages(git_dir)
     articles: dict[str, list[dict]] = {}
     table = []
@@ -186,6 +228,13 @@ def main(git_dir: str) -> None:
     write_gz(out / "pairs.jsonl.gz", train_rows)
     held_rows = pairs_of(articles, heldout, rng)
     write_gz(out / "heldout.jsonl.gz", held_rows)
+    if removed:
+        mixed = train_rows + answer_removed(train_rows)
+        random.Random(SEED + 1).shuffle(mixed)
+        extra = ROOT / ".glassrag" / "training"
+        write_gz(extra / "pairs-answer-removed.jsonl.gz", mixed)
+        write_gz(extra / "heldout-answer-removed.jsonl.gz", with_removed(held_rows))
+        print(f"{len(mixed) - len(train_rows)} answer-removed pairs mixed in: {extra}")
     offtopic = []
     for number, name in enumerate(OFFTOPIC):
         qas = [qa for p in articles[name] for qa in p["qas"] if qa["question"].endswith("?")]
@@ -206,7 +255,8 @@ def main(git_dir: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python scripts/squad_prepare.py GIT_DIR (a snapshot of "
-                         f"{REPO} holding commit {COMMIT})")
-    main(sys.argv[1])
+    args = [a for a in sys.argv[1:] if a != "--answer-removed"]
+    if len(args) != 1:
+        raise SystemExit("usage: python scripts/squad_prepare.py GIT_DIR [--answer-removed] (GIT_DIR: a "
+                         f"snapshot of {REPO} holding commit {COMMIT})")
+    main(args[0], "--answer-removed" in sys.argv[1:])

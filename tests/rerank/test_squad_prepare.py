@@ -1,0 +1,55 @@
+"""The cross-encoder's training pairs (scripts/squad_prepare.py): the answer-removed
+negative is its own paragraph without the sentences that hold the answer, and nothing else."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "squad_prepare.py"
+
+
+@pytest.fixture(scope="module")
+def prepare():
+    spec = importlib.util.spec_from_file_location("squad_prepare", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PARAGRAPH = ("The Alps stretch across eight countries. They are about 1,200 km long. "
+             "Mont Blanc is the highest peak. \"Alp\" is an old word for a mountain pasture.")
+
+
+def test_the_sentence_holding_the_answer_goes_and_the_rest_stays(prepare):
+    assert prepare.without_answer(PARAGRAPH, ["1,200 km"]) == (
+        "The Alps stretch across eight countries. Mont Blanc is the highest peak. "
+        "\"Alp\" is an old word for a mountain pasture.")
+
+
+def test_every_sentence_with_any_answer_goes(prepare):
+    out = prepare.without_answer(PARAGRAPH, ["eight countries", "Mont Blanc"])
+    assert out == "They are about 1,200 km long. \"Alp\" is an old word for a mountain pasture."
+
+
+def test_no_negative_when_too_little_is_left_or_nothing_was_taken(prepare):
+    assert prepare.without_answer(PARAGRAPH, ["Alp", "km", "Mont"]) is None  # none left
+    assert prepare.without_answer(PARAGRAPH, ["Matterhorn"]) is None   # nothing taken out
+    assert prepare.without_answer("One sentence. Two sentences.", ["One"]) is None  # one left
+
+
+def test_no_negative_when_the_answer_spans_a_sentence_end(prepare):
+    # "long. Mont" is in no single sentence: the first sentence goes for the other answer, and
+    # the check on the joined text keeps a passage that still holds one from being labelled 0
+    assert prepare.without_answer(PARAGRAPH, ["eight countries", "long. Mont"]) is None
+
+
+def test_rows_carry_no_answers_and_follow_their_question(prepare):
+    own = {"question": "How long are the Alps?", "passage": PARAGRAPH, "label": 1, "kind": "own",
+           "article": "Alps", "answers": ["1,200 km"]}
+    other = {"question": "How long are the Alps?", "passage": "Paris is in France. It is big.",
+             "label": 0, "kind": "other-article", "article": "Alps"}
+    rows = prepare.with_removed([own, other])
+    assert [r["kind"] for r in rows] == ["own", "answer-removed", "other-article"]
+    assert rows[1]["label"] == 0 and "answers" not in rows[1]
+    assert "1,200" not in rows[1]["passage"]
