@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from glassrag.config import Config
+from glassrag.evaluate.golden import Question, Span
 from glassrag.indexer import build_index
 from glassrag.store.base import Index
 
@@ -57,6 +58,19 @@ def glassrag_cache(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("glassrag-cache")
     os.environ["GLASSRAG_CACHE"] = str(folder)
     return folder
+
+
+# BM25 ranks chunk 3 (E-4107) first for the first question, 4 alone for the second, the
+# Setup chunk alone for "tripod rental price": both label classes for the reranker, two
+# found answers and one unanswerable question that matches for the gate
+HANDBOOK_QUESTIONS = [
+    Question("sensor", "What does E-4107 mean?", True, split="train",
+             answers=(Span("manual", "§ 2.1 Sensor errors"),)),
+    Question("battery", "battery below ten percent", True, split="train",
+             answers=(Span("manual", "§ 2.2 Power errors"),)),
+    Question("tripod", "tripod rental price", False, split="train"),
+    Question("mirror", "mirror motor", True, answers=(Span("scanner", "§ 1. Errors"),)),
+]
 
 
 def write_corpus(folder: Path, files: dict[str, str] = HANDBOOK) -> Path:

@@ -16,25 +16,18 @@ import pytest
 from glassrag.config import Config
 from glassrag.evaluate.compare import compare_runs
 from glassrag.evaluate.fits import calibrated_for, mismatch, status_of
-from glassrag.evaluate.golden import Question, Span
+from glassrag.evaluate.golden import Question
 from glassrag.evaluate.runs import evaluate
 from glassrag.evaluate.tune import calibrate_index
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 from glassrag.store.base import Index
+from tests.conftest import HANDBOOK_QUESTIONS
 
 CONFIG = Config().with_overrides(retrieve={"retrievers": ["bm25"]}, answer={"k": 2},
                                  rerank={"method": "none"}, gate={"offtopic": False})
 K1 = CONFIG.with_overrides(bm25={"k1": 0.9})
-QUESTIONS = [
-    Question("sensor", "What does E-4107 mean?", True, split="train",
-             answers=(Span("manual", "§ 2.1 Sensor errors"),)),
-    Question("battery", "battery below ten percent", True, split="train",
-             answers=(Span("manual", "§ 2.2 Power errors"),)),
-    Question("tripod", "tripod rental price", False, split="train"),
-    Question("mirror", "mirror motor", True, answers=(Span("scanner", "§ 1. Errors"),)),
-    Question("gym", "gym membership price", False),
-]
+QUESTIONS = [*HANDBOOK_QUESTIONS, Question("gym", "gym membership price", False)]
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import pytest
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.grid import reingest_settings
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.remember import Remembered, RememberedChunks, RememberingIndex, RememberingJudge
@@ -25,22 +24,12 @@ from glassrag.stage_cache import StageCache, digest
 from glassrag.store import EmbeddedStore
 from glassrag.store.base import Index
 
-from tests.conftest import HANDBOOK, write_corpus
+from tests.conftest import HANDBOOK, HANDBOOK_QUESTIONS, write_corpus
 
 CONFIG = Config().with_overrides(retrieve={"retrievers": ["bm25"]}, lsa={"dim": 4}, answer={"k": 2},
                                  rerank={"method": "none", "pool": 2})
 
-# BM25 ranks chunk 3 (E-4107) first for the first question, 4 alone for the second, the
-# Setup chunk alone for "tripod rental price": both label classes for the reranker, two
-# found answers and one unanswerable question that matches for the gate
-QUESTIONS = [
-    Question("sensor", "What does E-4107 mean?", True, split="train",
-             answers=(Span("manual", "§ 2.1 Sensor errors"),)),
-    Question("battery", "battery below ten percent", True, split="train",
-             answers=(Span("manual", "§ 2.2 Power errors"),)),
-    Question("tripod", "tripod rental price", False, split="train"),
-    Question("mirror", "mirror motor", True, answers=(Span("scanner", "§ 1. Errors"),)),
-]
+QUESTIONS = HANDBOOK_QUESTIONS
 
 
 @pytest.fixture
