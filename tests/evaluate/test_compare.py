@@ -254,3 +254,23 @@ def test_an_index_without_settings_differs_by_all_of_the_others():
         {"setting": "index analyze.stem", "a": True, "b": None}]
     assert settings_changed(Run.from_dict(b), Run.from_dict(a)) == [
         {"setting": "index analyze.stem", "a": None, "b": True}]
+
+
+def test_the_off_topic_questions_are_paired_by_id_beside_the_golden_set():
+    # off-topic test questions o1..o4: a answered o1, o2 and o3; b answered o3 only
+    def with_offtopic(answered: list[str]) -> dict[str, Any]:
+        r = run({"q1": {"answer": {"hit@1": 1.0}}})
+        r["answer"]["metrics"]["declined_offtopic"] = {"value": 0.0, "low": 0.0, "high": 0.0, "n": 4}
+        r["gate"] = {"offtopic": {"questions": 4, "asked": ["o1", "o2", "o3", "o4"], "answered": answered}}
+        return r
+
+    result = compare_runs(with_offtopic(["o1", "o2", "o3"]), with_offtopic(["o3"]))
+    row = rows_by_metric(result)["answer declined_offtopic"]
+    assert (row["a"], row["b"], row["n"], row["improved"], row["degraded"]) == (1 / 4, 3 / 4, 4, 2, 0)
+    assert row["test"] == "McNemar exact" and row["p"] == 2 * (1 / 2) ** 2  # 2 · P(X ≤ 0), X ~ B(2, 1/2)
+    assert result["flips"]["answer declined_offtopic"] == {"improved": ["o1", "o2"], "degraded": []}
+    assert result["questions"] == 1  # the golden set's questions; the off-topic set is beside it
+    # a run written before the asked ids were kept has no per-question off-topic figures
+    old = with_offtopic(["o3"])
+    del old["gate"]["offtopic"]["asked"]
+    assert "answer declined_offtopic" not in rows_by_metric(compare_runs(old, with_offtopic(["o3"])))

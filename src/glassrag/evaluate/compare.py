@@ -76,15 +76,35 @@ def dense_question_metrics(record: dict[str, Any]) -> dict[str, float]:
             for name, value in dense_figures(st).items()}
 
 
+OFFTOPIC = "answer declined_offtopic"
+
+
+def offtopic_question_metrics(run: Run) -> dict[str, dict[str, float]]:
+    """Each bundled off-topic test question the run asked, {OFFTOPIC: 1.0 if declined else
+    0.0}, from the ids its gate record keeps (none for a run written before it kept them)."""
+    off = (run.gate or {}).get("offtopic") or {}
+    answered = set(off.get("answered", []))
+    return {q: {OFFTOPIC: 0.0 if q in answered else 1.0} for q in off.get("asked", [])}
+
+
+def question_metrics(run: Run) -> dict[str, dict[str, float]]:
+    """Every per-question figure of a run by question id: the golden set's questions' metrics
+    (and their dense stages' figures), then the off-topic questions' declines, so the paired
+    tests of `compare_runs` and of the experiment log cover them all."""
+    out: dict[str, dict[str, float]] = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)}
+                                        for r in run.questions}
+    return {**out, **offtopic_question_metrics(run)}
+
+
 def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str = "A",
                  name_b: str = "B") -> dict[str, Any]:
     run_a = a if isinstance(a, Run) else Run.from_dict(a, name_a)
     run_b = b if isinstance(b, Run) else Run.from_dict(b, name_b)
-    qa = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)} for r in run_a.questions}
-    qb = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)} for r in run_b.questions}
-    common = [q for q in qa if q in qb]
-    if not common:
+    golden = {r["id"] for r in run_a.questions} & {r["id"] for r in run_b.questions}
+    if not golden:
         raise RunFileError(f"{name_a} and {name_b} share no question", "compare runs of the same golden set")
+    qa, qb = question_metrics(run_a), question_metrics(run_b)
+    common = [q for q in qa if q in qb]
     ma, mb = {**run_a.flat_metrics(), **dense_metrics(run_a)}, {**run_b.flat_metrics(), **dense_metrics(run_b)}
     names = [m for m in ma if m in mb]
     rows = []
@@ -135,7 +155,7 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
         for m in list(flips):
             if m.split(" ")[0] in AFTER_THE_GATE:
                 flips[m] = {**flips[m], "confounded": why}
-    return {"a": name_a, "b": name_b, "questions": len(common), "rows": rows, "flips": flips,
+    return {"a": name_a, "b": name_b, "questions": len(golden), "rows": rows, "flips": flips,
             "gates": gates, "gate_warning": warning,
             "stages": {"a": {"ranking": run_a.ranking.stage, "answer": run_a.answer.stage},
                        "b": {"ranking": run_b.ranking.stage, "answer": run_b.answer.stage}},

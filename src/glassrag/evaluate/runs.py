@@ -248,11 +248,13 @@ def gate_summary(pipeline: Pipeline, records: list[dict[str, Any]], k: int) -> d
 
 def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:
     """The bundled off-topic questions' test half through `pipeline`: 1 for each declined
-    (a refused question counts as declined), and the ids of those answered."""
+    (a refused question counts as declined), the ids of those asked and of those answered
+    (so two runs can be compared question by question: `compare.offtopic_question_metrics`)."""
     from glassrag.evaluate.offtopic import offtopic_questions
 
-    values, answered = [], []
+    values, answered, asked = [], [], []
     for q in offtopic_questions("test"):
+        asked.append(q.id)
         try:
             declined = pipeline.run(q.question).declined
         except QueryError:
@@ -261,7 +263,7 @@ def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:
         if not declined:
             answered.append(q.id)
     return {"questions": len(values), "declined": sum(values) / len(values) if values else 0.0,
-            "answered": answered, "values": values}
+            "asked": asked, "answered": answered, "values": values}
 
 
 def _ranking_stage(records: list[dict[str, Any]]) -> str:

@@ -23,13 +23,13 @@ from typing import Any, Callable, Iterator
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.evaluate.compare import compare_runs
+from glassrag.evaluate.compare import compare_runs, question_metrics
 from glassrag.evaluate.stats import holm
 from glassrag.experiment.corpora import Bench, Corpus, digest
 from glassrag.experiment import verdict as verdict_rule
 from glassrag.experiment.log import Experiment
 from glassrag.provenance import provenance
-from glassrag.schema import Run, flat_question_metrics
+from glassrag.schema import Run
 
 ALPHA = 0.05
 
@@ -133,8 +133,7 @@ def paired_outcomes(a: Run, b: Run, metrics: list[str]) -> dict[str, dict[str, l
     """Each metric's per-question figures on the questions both runs measured it on (the
     paired test's input, compare_runs' ids): {"ids": [...], "baseline": [...], "change": [...]},
     so a verdict can be recomputed from the evidence alone."""
-    qa = {r["id"]: flat_question_metrics(r) for r in a.questions}
-    qb = {r["id"]: flat_question_metrics(r) for r in b.questions}
+    qa, qb = question_metrics(a), question_metrics(b)
     out = {}
     for m in metrics:
         ids = [q for q in qa if q in qb and m in qa[q] and m in qb[q]]
