@@ -44,12 +44,26 @@ def test_no_negative_when_the_answer_spans_a_sentence_end(prepare):
     assert prepare.without_answer(PARAGRAPH, ["eight countries", "long. Mont"]) is None
 
 
-def test_rows_carry_no_answers_and_follow_their_question(prepare):
+def test_a_question_s_rows_come_together_its_answer_removed_after_its_own(prepare):
     own = {"question": "How long are the Alps?", "passage": PARAGRAPH, "label": 1, "kind": "own",
            "article": "Alps", "answers": ["1,200 km"]}
     other = {"question": "How long are the Alps?", "passage": "Paris is in France. It is big.",
              "label": 0, "kind": "other-article", "article": "Alps"}
-    rows = prepare.with_removed([own, other])
-    assert [r["kind"] for r in rows] == ["own", "answer-removed", "other-article"]
-    assert rows[1]["label"] == 0 and "answers" not in rows[1]
-    assert "1,200" not in rows[1]["passage"]
+    second = {"question": "What is the highest peak?", "passage": PARAGRAPH, "label": 1, "kind": "own",
+              "article": "Alps", "answers": ["Mont Blanc"]}
+    groups = prepare.grouped([other, second, own])
+    assert [[r["kind"] for r in g] for g in groups] == [["other-article", "own", "answer-removed"],
+                                                        ["own", "answer-removed"]]
+    removed = groups[0][2]
+    assert removed["label"] == 0 and "answers" not in removed
+    assert "1,200" not in removed["passage"]
+
+
+def test_rows_are_written_without_their_answers(prepare, tmp_path):
+    import gzip
+    import json
+    row = {"question": "How long are the Alps?", "passage": PARAGRAPH, "label": 1, "kind": "own",
+           "article": "Alps", "answers": ["1,200 km"]}
+    prepare.write_gz(tmp_path / "p.jsonl.gz", [row])
+    with gzip.open(tmp_path / "p.jsonl.gz", "rt") as f:
+        assert [json.loads(line) for line in f] == [{k: v for k, v in row.items() if k != "answers"}]
