@@ -62,7 +62,8 @@ bench: $(FULL)
 CE_WORK := .glassrag/cross-encoder
 cross-encoder: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/glassrag train-cross-encoder training/squad/pairs.jsonl.gz \
-		--heldout training/squad/heldout.jsonl.gz --out $(CE_WORK)
+		--heldout training/squad/heldout.jsonl.gz --out $(CE_WORK) --licence "CC BY-SA 4.0" \
+		--source "rajpurkar/SQuAD-explorer@13f82e35b9a1fb9173f863b35f5675030646571e explore/1.0/train/ (SQuAD 1.1 train articles; training/squad/PROVENANCE.md)"
 	mkdir -p src/glassrag/data/models/cross-encoder
 	cp $(CE_WORK)/model.int8.onnx $(CE_WORK)/tokenizer.json $(CE_WORK)/meta.json src/glassrag/data/models/cross-encoder/
 

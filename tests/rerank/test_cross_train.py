@@ -79,12 +79,14 @@ def test_the_schedule_warms_up_then_decays_to_zero():
 def test_trained_and_exported_the_onnx_logits_are_the_torch_model_s(tmp_path: Path):
     pairs = write(tmp_path / "pairs.jsonl.gz", rows())
     out = tmp_path / "model"
-    record = cross_train.train_and_export(pairs, out, heldout=pairs, seed=0)
+    record = cross_train.train_and_export(pairs, out, heldout=pairs, seed=0, source="written for this test",
+                                          licence="CC0")
     assert sorted(p.name for p in out.iterdir()) == ["meta.json", "model.int8.onnx", "model.onnx", "tokenizer.json"]
     assert not out.with_name("model.partial").exists()
     meta = json.loads((out / "meta.json").read_text())
     assert meta == json.loads(json.dumps(record))
     assert (meta["questions"], meta["pairs"], meta["steps"]) == (2, 6, 1)  # 4 questions a step: one step
+    assert (meta["data"]["source"], meta["data"]["licence"]) == ("written for this test", "CC0")
     assert meta["data"]["kinds"] == {"answer-removed": 1, "other-article": 2, "own": 2, "same-article": 1}
     assert meta["heldout"]["fp32"]["own_first"]["questions"] == 2
 
@@ -109,3 +111,16 @@ def test_an_out_folder_that_holds_something_else_is_not_replaced(tmp_path: Path)
     with pytest.raises(ConfigError, match="holds no model made by train-cross-encoder"):
         cross_train.train_and_export(write(tmp_path / "p.jsonl.gz", rows()), out)
     assert (out / "mine.txt").read_text() == "keep me"
+
+
+def test_the_command_prints_what_the_record_measured(tmp_path: Path, capsys):
+    from glassrag.cli.train import print_record
+
+    figures = {"pairs": 10, "ms_per_pair": 31.7, "same-article": {"auroc": 0.98842, "low": 0.98, "high": 0.99},
+               "own_first": {"share": 0.972, "questions": 500}}
+    print_record({"pairs": 6, "questions": 2, "steps": 1, "seconds": 90.0, "threads": 2,
+                  "heldout": {"int8": figures}}, tmp_path)
+    said = capsys.readouterr().out
+    assert "trained on 6 pairs of 2 questions in 1 steps, 1.5 min on 2 threads" in said
+    assert "held out, int8: same-article AUROC 0.988 [0.980, 0.990]; 31.7 ms a pair" in said
+    assert "own paragraph above all its negatives for 0.972 of 500 questions" in said

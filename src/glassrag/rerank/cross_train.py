@@ -258,6 +258,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
 
 def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, heldout: Path | None = None,
                      heldout_limit: int | None = None, base: str = BASE, seed: int = 0, lr: float = 5e-5,
+                     source: str | None = None, licence: str | None = None,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Fit on the pairs of the first `limit` questions of `pairs_file`, export to `out`
     (model.onnx, model.int8.onnx, tokenizer.json) and write out/meta.json: how it was trained,
@@ -281,6 +282,7 @@ def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, held
     shutil.rmtree(partial, ignore_errors=True)
     record["files"] = export(model, tokenizer, partial)
     record["data"] = {"pairs_file": pairs_file.name, "pairs_sha256": sha256(pairs_file),
+                      **({"source": source} if source else {}), **({"licence": licence} if licence else {}),
                       "kinds": {k: sum(1 for p in pairs if p.get("kind") == k)
                                 for k in sorted({str(p.get("kind")) for p in pairs})}}
     if heldout is not None and held is not None:
