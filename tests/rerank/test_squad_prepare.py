@@ -67,3 +67,26 @@ def test_rows_are_written_without_their_answers(prepare, tmp_path):
     prepare.write_gz(tmp_path / "p.jsonl.gz", [row])
     with gzip.open(tmp_path / "p.jsonl.gz", "rt") as f:
         assert [json.loads(line) for line in f] == [{k: v for k, v in row.items() if k != "answers"}]
+
+
+@pytest.mark.parametrize("question, names", [
+    ("Chopin is closely associated with what era?", True),       # a name first
+    ("When did Beyonce partner with C&A to sell fashion in Brazil?", True),
+    ("What song won Best R&B Performance in the 43 Annual Grammy Awards?", True),
+    ("How is this type of hunting done?", False),                # leans on its paragraph
+    ("Who operates the parking meters?", False),
+    ("In what year did the subway begin operation?", False),     # "In" starts, names nothing
+    ("What can I do?", False),                                   # "I" names nothing
+    ("", False),
+])
+def test_an_off_topic_question_must_name_its_subject(prepare, question, names):
+    assert prepare.names_its_subject(question) is names
+
+
+def test_the_bundled_off_topic_set_holds_only_questions_that_name_their_subject(prepare):
+    import json
+    path = SCRIPT.parents[1] / "src" / "glassrag" / "data" / "offtopic.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 300 and all(prepare.names_its_subject(r["question"]) for r in rows)
+    assert not any("Hunting" in r["source"] for r in rows)
+    assert len({r["id"] for r in rows}) == len(rows)
