@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from glassrag.config import GenerateSettings
 from glassrag.errors import PromptRefused
-from glassrag.generate.base import Backend, Completion, make_backend
+from glassrag.generate.backends import make_backend
+from glassrag.generate.base import Backend, Completion
 from glassrag.generate.prompt import given, messages
 from glassrag.schema import Chunk, Generation, Hit, StageTrace
 
