@@ -107,7 +107,7 @@ TERMS: dict[str, tuple[str, str]] = {
     "Wilson interval": ("The 95 % interval of a share (hits out of n) by Wilson's score method, "
                         "which stays inside [0, 1] and is honest for small n. Means of graded "
                         "metrics get a percentile bootstrap (2,000 seeded resamples) instead.",
-                        "glassrag/evaluate/stats.py"),
+                        "glassrag/stats.py"),
     "McNemar": ("The exact McNemar test for two runs on the same questions: only the questions "
                 "that flipped count; p is the two-sided binomial probability of a split at least "
                 "this uneven. p-values are Holm-corrected across the metrics compared.",
