@@ -28,7 +28,7 @@ class Generator:
     kind = "generate"
 
     def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
-        # the settings were checked against their definitions in config.py (labels, ranges)
+        # the settings were checked against their definitions in config/ (labels, ranges)
         self.index = index
         self.settings = settings
         self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)

@@ -8,7 +8,7 @@ import re
 TERMS: dict[str, tuple[str, str]] = {
     "RAG": ("Retrieval-augmented generation: find the passages of your documents that answer a "
             "question, then show them (or give them to a language model to answer from). glassrag "
-            "is the retrieval half, made visible stage by stage.", "glassrag/pipeline.py"),
+            "is the retrieval half, made visible stage by stage.", "glassrag/pipeline/"),
     "corpus": ("The documents an index is built from: every file `glassrag ingest` read.",
                "glassrag/ingest/"),
     "embedding": ("A vector that stands for a text, so that texts of similar meaning lie close "
