@@ -6,7 +6,7 @@ one HTML page per article under explore/1.0/train/ (CC BY-SA 4.0, as the reposit
 index.html says). Only train articles are read: SQuAD's dev articles are disjoint from them
 and nothing here touches a dev or test split.
 
-    python scripts/squad_prepare.py GIT_DIR [--answer-removed]
+    python scripts/squad_prepare.py GIT_DIR
 
 GIT_DIR is a git directory holding that commit (a snapshot of the repository); nothing is
 downloaded. The script writes, deterministically (every choice from a seeded generator):
@@ -16,17 +16,15 @@ downloaded. The script writes, deterministically (every choice from a seeded gen
   from), `heldout` (pairs to measure on, never learned from) or `offtopic` (the source of
   the off-topic questions, never learned from);
 - training/squad/pairs.jsonl.gz and heldout.jsonl.gz: (question, passage, label, kind)
-  rows (the first TRAIN_ROWS of the shuffled train pairs); for each sampled question its
-  own paragraph (label 1), HARD paragraphs of the same article that do not contain its
-  answer (label 0, the near miss a gate must refuse) and EASY paragraphs of another
-  article (label 0, off topic);
-- with --answer-removed, also .glassrag/training/pairs-answer-removed.jsonl.gz and
-  heldout-answer-removed.jsonl.gz (not committed; 30 s to make again): the same pairs
-  plus, for each question, its own paragraph with every sentence that holds the answer
-  taken out (label 0, `answer-removed`: the passage is about exactly what the question asks
-  and names its subject, but not the answer, like the manual's specification table that
-  names the distance meter and not its wavelength), mixed in by a second seeded generator
-  so that every other draw, and so every committed file, stays the same;
+  rows, each question's rows together (the trainer batches whole questions): its own
+  paragraph (label 1); that paragraph with every sentence that holds the answer taken out
+  (label 0, `answer-removed`: the passage is about exactly what the question asks and names
+  its subject, but not the answer, like a manual's specification table that names the
+  distance meter and not its wavelength), when enough of it is left; HARD paragraphs of the
+  same article that do not contain its answer (label 0, `same-article`, the near miss a gate
+  must refuse); and EASY paragraphs of another article (label 0, `other-article`, off
+  topic). Questions come in a seeded random order; pairs.jsonl.gz holds the first
+  TRAIN_QUESTIONS of them;
 - src/glassrag/data/offtopic.jsonl: general-knowledge questions of the `offtopic` articles,
   which no corpus of this project is about, in the golden-set format (unanswerable,
   kind "off-topic", split by article: alternate articles train and test), each with its
@@ -55,7 +53,7 @@ HARD, EASY = 2, 1          # negatives per question
 # a sentence ends at . ! or ? followed by space and a capital, digit, quote or bracket
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 QUESTIONS_PER_PARAGRAPH = 1
-TRAIN_ROWS = 24_000      # the first 12,000 are trained on (scripts/train_cross_encoder.py)
+TRAIN_QUESTIONS = 6_000  # `make cross-encoder` trains on all of them, one pass
 HELDOUT_ARTICLES = 40
 # articles on subjects none of this project's corpora (a surveying-instrument maker's
 # handbook, biomedical claims, the real documents, the prepared corpora) is about: the
@@ -66,6 +64,15 @@ OFFTOPIC = ["Beyoncé", "Frédéric_Chopin", "Kanye_West", "Madonna_(entertainer
             "Classical_music", "Athanasius_of_Alexandria", "Mexico_City", "Alexander_Graham_Bell",
             "Hunting", "Queen_(band)", "Arsenal_F.C."]
 OFFTOPIC_PER_ARTICLE = 20
+# an off-topic article that one corpus is about after all: birds are hunted (corpora/birds),
+# so its questions are not off-topic there; drawn as before (the draws stay the same), not kept
+ON_A_CORPUS_TOPIC = {"Hunting": "corpora/birds (articles about birds, which are hunted)"}
+# words a question may start with that name nothing (a capital there is the sentence's)
+STARTERS = frozenset("""what who when where why how which whose whom in on at the a an of for by to after
+before during since from about with she he it they its his her their this that these those there is are was
+were did do does has have had can could will would along besides as if while although though upon under over
+into between among against according one two three some many most much other another each every all both
+either neither no not name give""".split())
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -171,23 +178,39 @@ def without_answer(passage: str, answers: list[str]) -> str | None:
     return None if holds(text, answers) else text
 
 
-def answer_removed(rows: list[dict]) -> list[dict]:
-    """The answer-removed negative of each `own` row that has one."""
-    out = []
-    for r in rows:
-        if r["kind"] == "own" and (text := without_answer(r["passage"], r["answers"])) is not None:
-            out.append({"question": r["question"], "passage": text, "label": 0, "kind": "answer-removed",
-                        "article": r["article"]})
-    return out
+def answer_removed(row: dict) -> dict | None:
+    """The answer-removed negative of an `own` row, when it has one."""
+    text = without_answer(row["passage"], row["answers"]) if row["kind"] == "own" else None
+    if text is None:
+        return None
+    return {"question": row["question"], "passage": text, "label": 0, "kind": "answer-removed",
+            "article": row["article"]}
 
 
-def with_removed(rows: list[dict]) -> list[dict]:
-    """Each question's rows followed, after its own paragraph's, by its answer-removed one."""
-    out = []
+def grouped(rows: list[dict]) -> list[list[dict]]:
+    """Each question's rows, in order of the question's first row in `rows`, its
+    answer-removed negative placed after its own paragraph."""
+    out: dict[str, list[dict]] = {}
     for r in rows:
-        out.append(r)
-        out.extend(answer_removed([r]))
-    return out
+        group = out.setdefault(r["question"], [])
+        group.append(r)
+        if r["kind"] == "own" and (removed := answer_removed(r)) is not None:
+            group.append(removed)
+    return list(out.values())
+
+
+def names_its_subject(question: str) -> bool:
+    """Whether a question names what it is about: a capitalised word (Chopin, FC Barcelona,
+    Mexico City, Grammys) after the first, or a first word that is not one a question starts
+    with. SQuAD's questions were written beside their paragraph, and many lean on it ("How is
+    this type of hunting done?", "Who operates the parking meters?", "When was the modern
+    era?"): such a question is not about a subject no corpus covers (school funding or a
+    city's budget may be the economics corpus's), so it cannot stand as off-topic."""
+    words = re.findall(r"[\w'’.-]+", question)
+    if not words:
+        return False
+    later = any(w[:1].isupper() and w != "I" for w in words[1:])
+    return later or (words[0][:1].isupper() and words[0].lower() not in STARTERS)
 
 
 def write_gz(path: Path, rows: list[dict]) -> None:
@@ -198,7 +221,7 @@ def write_gz(path: Path, rows: list[dict]) -> None:
             f.write((json.dumps(r, ensure_ascii=False) + "\n").encode())
 
 
-def main(git_dir: str, removed: bool = False) -> None:
+def main(git_dir: str) -> None:
     pages = read_pages(git_dir)
     articles: dict[str, list[dict]] = {}
     table = []
@@ -222,24 +245,22 @@ def main(git_dir: str, removed: bool = False) -> None:
         f.write("article\tpath\tblob\tsha256\tparagraphs\tquestions\trole\n")
         for row in sorted(table):
             f.write("\t".join(map(str, row)) + f"\t{role[row[0]]}\n")
+    # the draws of the generator are those that made the first pairs files (rows shuffled,
+    # then the held-out pairs), so the off-topic questions drawn after them stay the same
     train_rows = pairs_of(articles, train, rng)
     rng.shuffle(train_rows)
-    train_rows = train_rows[:TRAIN_ROWS]
-    write_gz(out / "pairs.jsonl.gz", train_rows)
-    held_rows = pairs_of(articles, heldout, rng)
-    write_gz(out / "heldout.jsonl.gz", held_rows)
-    if removed:
-        mixed = train_rows + answer_removed(train_rows)
-        random.Random(SEED + 1).shuffle(mixed)
-        extra = ROOT / ".glassrag" / "training"
-        write_gz(extra / "pairs-answer-removed.jsonl.gz", mixed)
-        write_gz(extra / "heldout-answer-removed.jsonl.gz", with_removed(held_rows))
-        print(f"{len(mixed) - len(train_rows)} answer-removed pairs mixed in: {extra}")
-    offtopic = []
+    train_groups = grouped(train_rows)[:TRAIN_QUESTIONS]
+    write_gz(out / "pairs.jsonl.gz", [r for g in train_groups for r in g])
+    held_groups = grouped(pairs_of(articles, heldout, rng))
+    write_gz(out / "heldout.jsonl.gz", [r for g in held_groups for r in g])
+    offtopic, drawn = [], 0
     for number, name in enumerate(OFFTOPIC):
         qas = [qa for p in articles[name] for qa in p["qas"] if qa["question"].endswith("?")]
         for qa in rng.sample(qas, min(OFFTOPIC_PER_ARTICLE, len(qas))):
-            offtopic.append({"id": f"offtopic-{len(offtopic) + 1:03d}", "question": qa["question"],
+            drawn += 1  # ids count every draw, so a question keeps its id whatever is left out
+            if name in ON_A_CORPUS_TOPIC or not names_its_subject(qa["question"]):
+                continue
+            offtopic.append({"id": f"offtopic-{drawn:03d}", "question": qa["question"],
                              "answerable": False, "kind": "off-topic",
                              # whole articles alternate: calibration reads the train half, every
                              # evaluation reports the test half, whose topics it never saw
@@ -250,13 +271,13 @@ def main(git_dir: str, removed: bool = False) -> None:
         for r in offtopic:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     print(f"{len(pages)} pages, {len(train)} train / {len(heldout)} heldout / {len(OFFTOPIC)} off-topic "
-          f"articles; {len(train_rows)} train pairs, {len(held_rows)} heldout pairs, "
+          f"articles; {sum(map(len, train_groups))} train pairs of {len(train_groups)} questions, "
+          f"{sum(map(len, held_groups))} heldout pairs of {len(held_groups)} questions, "
           f"{len(offtopic)} off-topic questions")
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--answer-removed"]
-    if len(args) != 1:
-        raise SystemExit("usage: python scripts/squad_prepare.py GIT_DIR [--answer-removed] (GIT_DIR: a "
-                         f"snapshot of {REPO} holding commit {COMMIT})")
-    main(args[0], "--answer-removed" in sys.argv[1:])
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python scripts/squad_prepare.py GIT_DIR (GIT_DIR: a snapshot of "
+                         f"{REPO} holding commit {COMMIT})")
+    main(sys.argv[1])

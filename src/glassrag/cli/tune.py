@@ -175,12 +175,15 @@ def print_calibration(gate: dict[str, Any]) -> None:
         table.add_column(col)
     chosen = score_name(gate["score"])
     for r in gate["signals"]:
-        name = "combined (logistic regression, out of fold)" if r["signal"] == "combined" else r["signal"]
+        name = (f"combined ({', '.join(r.get('names', []))}; logistic regression, out of fold)"
+                if r["signal"] == "combined" else r["signal"])
         mark = "← the gate's score" if (r["signal"] == chosen or
                                         (r["signal"] == "combined" and gate["score"]["kind"] == "combined")) else ""
         table.add_row(name, f"{r['auroc']:.3f}", f"[{r['low']:.2f}, {r['high']:.2f}]", f"{r['kept']:.2f}",
                       f"{r['declined']:.2f}", f"{r['objective']:.3f}", mark)
     out.print(table)
+    if gate.get("score_mode") == "combined" and gate.get("how") != "combined":
+        out.print(f"gate.score = combined fell back to {gate['how']}", markup=False)
     a = gate["auroc"]
     if not gate["separable"]:
         out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
@@ -195,8 +198,10 @@ def print_calibration(gate: dict[str, Any]) -> None:
               f"{c['answerable_kept']:.1%} of the found answers and declines "
               f"{c['unanswerable_declined']:.1%} of unanswerable train questions"
               + (f" ({each})" if len(topics) > 1 else "")
-              + f" ({len(gate['sweep'])} thresholds swept, saved with the index); chosen among the "
-              "signals whose AUROC interval lies above 0.5, by least cost", markup=False)
+              + f" ({len(gate['sweep'])} thresholds swept, saved with the index); "
+              + ("the combination gate.score = combined reads, its threshold placed on out-of-fold scores"
+                 if gate.get("how") == "combined" else
+                 "chosen among the signals whose AUROC interval lies above 0.5, by least cost"), markup=False)
     above = sum(row.get("above", 0) for row in topics.values())
     if gate.get("score_range"):
         low, high = gate["score_range"]

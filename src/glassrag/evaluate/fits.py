@@ -30,7 +30,8 @@ WORKING = ("index", "train", "off")  # a gate whose figures belong to its settin
 
 def mismatch(index: Index, config: Config) -> list[str]:
     """Why the index's calibration does not fit `config` (empty when it does, or when there
-    is none): each changed scoring setting, and a rule or cost other than the one it chose by."""
+    is none): each changed scoring setting, and a rule, cost or score other than the one it
+    chose by."""
     gate = index.extra.get("gate")
     if not gate:
         return []
@@ -40,6 +41,9 @@ def mismatch(index: Index, config: Config) -> list[str]:
         out.append(f"gate.rule was {gate.get('rule')!r}, now {config.gate.rule!r}")
     elif config.gate.rule == "cost" and gate.get("cost") != config.gate.cost:
         out.append(f"gate.cost was {gate.get('cost')}, now {config.gate.cost}")
+    mode = gate.get("score_mode", "auto")  # a calibration made before gate.score chose by auto
+    if mode != config.gate.score:
+        out.append(f"gate.score was {mode!r}, now {config.gate.score!r}")
     return out
 
 

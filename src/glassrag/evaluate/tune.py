@@ -170,7 +170,8 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
     weights = ([len(unanswerable) / (len(present) * groups[t]) for t, _ in unanswerable]
                if len(present) > 1 else None)
     gate = calibrate(found_signals, [s for _, s in unanswerable], rule,
-                     config.gate.cost if cost is None else cost, f"{source} (train split)", weights)
+                     config.gate.cost if cost is None else cost, f"{source} (train split)", weights,
+                     config.gate.score)
     scored = [(g, value(gate["score"], s)) for g, s in unanswerable]  # the gate's score, once each
     by_topic = {}
     for t in present:

@@ -21,6 +21,18 @@ bootstrap interval. When the interval reaches 0.5 the score cannot separate the 
 this corpus: the threshold is left empty (None) and the gate declines nothing but questions
 with no match at all, and says why. So it is with fewer than MIN_PER_CLASS questions in
 either population, where no interval can be trusted.
+
+Which score (`gate.score`): `combined` reads the logistic combination of COMBINED, the
+answerability model's logit and the four shares of the question the passages hold (signals
+on one scale on every corpus), fitted on the train split, its threshold placed on
+out-of-fold scores; `auto` reads whichever candidate (every signal, or the combination of
+all of them) does best on the train split. Measured on six corpora's test splits
+(bench/gate_scores.py, bench/results/gate_scores.md), `auto`'s choice does not carry over:
+with a dozen unanswerable train questions the candidate of least train cost is often a
+chance winner (economics: `top:lsa`, 13 % of the test split's found answers declined), so
+`combined` is the default. When the combination cannot be fitted (fewer than CV_FOLDS
+questions of a class, or fewer than two of its signals present) or does not separate,
+calibration falls back to `auto`: it never switches the gate off while a signal separates.
 """
 
 from __future__ import annotations
@@ -35,6 +47,9 @@ from glassrag.errors import ConfigError
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 
 RULES = ("cost", "balanced", "keep95")
+SCORES = ("combined", "auto")
+# the fixed combination: the model's judgement and how much of the question the passages hold
+COMBINED = ("answerability", "bm25_norm", "term_share", "coverage", "known_share")
 # below this many found answers or unanswerable questions, no interval means anything
 MIN_PER_CLASS = 5
 # a logistic combination fitted on fewer questions than this per signal is flagged (the rule
@@ -188,18 +203,22 @@ def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
-              cost: float, source: str, weights: Sequence[float] | None = None) -> dict[str, Any]:
+              cost: float, source: str, weights: Sequence[float] | None = None,
+              score: str = "auto") -> dict[str, Any]:
     """Choose the gate's score and threshold from each train question's signals.
 
     Every signal every question has is a candidate, and so is their logistic-regression
-    combination, scored out of fold (cross-validated). Only a candidate that separates (its
+    combination, scored out of fold (cross-validated). With `score` "combined" the gate
+    reads the combination of COMBINED's signals (out of fold likewise) when it can be fitted
+    and separates. Otherwise ("auto", or the fallback) only a candidate that separates (its
     AUROC interval lies above 0.5) can be chosen; among those the gate reads the one that
     does best where the gate operates: the least cost (the rule's objective) at the
     threshold the rule picks on it, ties broken by the higher AUROC; the combination must
     beat every single separating signal to be chosen. Only when no candidate separates is
     the threshold None, and `why` names the one that came closest (the highest lower bound).
     `weights`: one per unanswerable question (e.g. each kind, on-topic and off-topic,
-    weighing as much in total), used in every AUROC and every share declined.
+    weighing as much in total), used in every AUROC and every share declined. The record's
+    `how` says which way the score was chosen (combined, or auto and why).
     """
     if not unanswerable:
         raise ConfigError(
@@ -212,6 +231,8 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
                           "the sweep needs found answers to see what declining costs")
     if rule not in RULES:
         raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
+    if score not in SCORES:
+        raise ConfigError(f"unknown gate score {score!r}", f"choose one of: {', '.join(SCORES)}")
     if weights is not None and len(weights) != len(unanswerable):
         raise ValueError(f"{len(weights)} weights for {len(unanswerable)} unanswerable questions")
     names = sorted(set.intersection(*(set(s) for s in [*answerable, *unanswerable])))
@@ -223,14 +244,32 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
 
     separating = [r for r in table if r["low"] > 0.5]
     best = min(separating or table, key=order)
-    score: dict[str, Any] = {"kind": "signal", "name": best["signal"]}
-    if len(names) > 1 and min(len(answerable), len(unanswerable)) >= CV_FOLDS:
+    chosen_score: dict[str, Any] = {"kind": "signal", "name": best["signal"]}
+    enough = min(len(answerable), len(unanswerable)) >= CV_FOLDS
+    fixed = [n for n in COMBINED if n in names]
+    how = "auto"
+    if score == "combined":
+        if not enough or len(fixed) < 2:
+            how = (f"auto: the combination of {', '.join(COMBINED)} needs at least {CV_FOLDS} questions of each "
+                   f"class and two of its signals ({len(answerable)} found answers, {len(unanswerable)} "
+                   f"unanswerable; signals present: {', '.join(fixed) or 'none'})")
+        else:
+            scores["combined"] = combined_oof(answerable, unanswerable, fixed, weights=weights)
+            combo = {**candidate("combined", *scores["combined"], rule, cost, True, weights), "names": fixed}
+            table.append(combo)
+            if combo["low"] > 0.5:
+                best, how = combo, "combined"
+                chosen_score = fit_combined(answerable, unanswerable, fixed, weights)
+            else:
+                how = (f"auto: the combination of {', '.join(fixed)} does not separate "
+                       f"(AUROC interval [{combo['low']:.2f}, {combo['high']:.2f}])")
+    if how != "combined" and len(names) > 1 and enough:
         scores["combined"] = combined_oof(answerable, unanswerable, names, weights=weights)
-        combo = candidate("combined", *scores["combined"], rule, cost, True, weights)
-        table.append(combo)
+        combo = {**candidate("combined", *scores["combined"], rule, cost, True, weights), "names": names}
+        table = [r for r in table if r["signal"] != "combined"] + [combo]
         if combo["low"] > 0.5 and all(beats(combo, r) for r in separating):
             best = combo
-            score = fit_combined(answerable, unanswerable, names, weights)
+            chosen_score = fit_combined(answerable, unanswerable, names, weights)
     table.sort(key=order)
     few = min(len(answerable), len(unanswerable)) < MIN_PER_CLASS
     separable = bool(best["low"] > 0.5) and not few
@@ -247,11 +286,11 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
         warnings.append("the gate cannot do better than chance on this train split, so it declines "
                         "nothing but questions that match no passage: " + why)
     n = len(answerable) + len(unanswerable)
-    if score["kind"] == "combined" and n < PER_FEATURE * len(names):
-        warnings.append(f"the combination of {len(names)} signals was fitted on {n} questions, fewer "
+    if chosen_score["kind"] == "combined" and n < PER_FEATURE * len(chosen_score["names"]):
+        warnings.append(f"the combination of {len(chosen_score['names'])} signals was fitted on {n} questions, fewer "
                         f"than {PER_FEATURE} a signal: its weights are unstable; label more train questions")
-    return {"score": score, "threshold": chosen["threshold"] if separable else None, "rule": rule,
-            "cost": cost, "separable": separable, "why": why,
+    return {"score": chosen_score, "threshold": chosen["threshold"] if separable else None, "rule": rule,
+            "cost": cost, "score_mode": score, "how": how, "separable": separable, "why": why,
             "auroc": {k: best[k] for k in ("auroc", "low", "high")},
             "signals": table, "chosen": chosen, "sweep": rows,
             "n_answerable": len(answerable), "n_unanswerable": len(unanswerable), "warnings": warnings}
