@@ -46,7 +46,7 @@ DEPTH = 100
 
 
 def load_questions(golden: Path, index):
-    from glassrag.evaluate.golden import load_questions as load
+    from glassrag.evaluate.questions import load_questions as load
 
     return load(golden, "all", index.documents)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from glassrag.evaluate.golden import load_questions  # noqa: E402
+from glassrag.evaluate.questions import load_questions  # noqa: E402
 from glassrag.indexer import with_embedder  # noqa: E402
 from glassrag.config import Config  # noqa: E402
 from glassrag.demo import demo_docs, demo_golden  # noqa: E402

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from glassrag import threads
 from glassrag.chunk import make_chunker
 from glassrag.chunk.document import DocumentChunker
+from glassrag.chunk.header import indexed_text
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.errors import IngestError
@@ -56,16 +57,6 @@ class IngestReport:
 
 
 Progress = Callable[[str, int, int], None]
-
-
-def indexed_text(doc: Document, chunk: Chunk, header: bool) -> str:
-    """The text BM25 and LSA see for a chunk: with `header`, the document title and the
-    heading path go in front, unless the chunk already starts with them."""
-    if not header:
-        return chunk.text
-    parts = [doc.title, *chunk.heading_path]
-    head = [p for p in dict.fromkeys(parts) if p and not chunk.text.startswith(p)]
-    return "\n".join([*head, chunk.text])
 
 
 def build_index(paths: list[Path], config: Config, previous: Index | None = None,

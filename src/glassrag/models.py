@@ -16,6 +16,12 @@ from glassrag.errors import ConfigError
 MODEL_FILES = ("config.json", "modules.json", "model.onnx")  # any one marks a folder holding a model
 
 
+def bundled_cross_encoder() -> Path:
+    """The folder of the bundled cross-encoder (rerank/cross_onnx.py runs it; the gate reads its
+    answerability and ingest's quality check its vocabulary)."""
+    return Path(__file__).resolve().parent / "data" / "models" / "cross-encoder"
+
+
 def holds_model(folder: Path) -> bool:
     """Whether `folder` carries model files (a sentence-transformers or ONNX model's config)."""
     return any((folder / name).is_file() for name in MODEL_FILES)

@@ -9,8 +9,8 @@ import pytest
 from glassrag.errors import RunFileError
 from glassrag.evaluate.compare import (is_binary, compare_runs, dense_metrics, dense_question_metrics,
                                        settings_changed)
-from glassrag.evaluate.stats import paired_randomization
 from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Run
+from glassrag.stats import paired_randomization
 
 
 def run(per_question: dict[str, dict[str, dict[str, float]]], config: dict[str, Any] | None = None,

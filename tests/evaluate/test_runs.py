@@ -14,11 +14,11 @@ from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.evaluate.runs import (_ranking_stage, dense_figures, evaluate, generation_record, interval,
                                     stage_metric_names, write_run_file)
-from glassrag.evaluate.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 from glassrag.schema import Answer, Generation, Hit, Passage, Run, StageTrace
+from glassrag.stats import mean_interval, wilson_interval
 
 SENSOR = "E-4107 means the tilt sensor lost calibration."
 QUESTIONS = [

@@ -14,8 +14,8 @@ pytest.importorskip("llama_cpp", reason="the bundled generator needs pip install
 from glassrag.evaluate.golden import Question, Span  # noqa: E402
 from glassrag.evaluate.grade import SCORES  # noqa: E402
 from glassrag.evaluate.runs import evaluate, interval  # noqa: E402
-from glassrag.evaluate.stats import wilson_interval  # noqa: E402
 from glassrag.pipeline import Pipeline  # noqa: E402
+from glassrag.stats import wilson_interval  # noqa: E402
 
 SENSOR = "E-4107 means the tilt sensor lost calibration."
 QUESTIONS = [

@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from glassrag.ingest.versions import superseded
 from glassrag.query import Query
 from glassrag.rerank.cap import DocumentCap
 from glassrag.rerank.mmr import MMR, tfidf_rows
-from glassrag.rerank.versions import PreferCurrent, superseded
+from glassrag.rerank.versions import PreferCurrent
 from glassrag.schema import Document, Hit
 
 Q = Query("q", ["q"])

@@ -14,8 +14,8 @@ import pytest
 from glassrag.demo import demo_golden
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.runs import evaluate
-from glassrag.evaluate.stats import mcnemar_exact
 from glassrag.pipeline import Pipeline
+from glassrag.stats import mcnemar_exact
 from glassrag.store import EmbeddedStore
 
 

@@ -184,7 +184,7 @@ def test_a_bug_shows_no_internals(client: TestClient, monkeypatch: pytest.Monkey
     def broken(*args, **kwargs):
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr("glassrag.web.server.documents_view", broken)
+    monkeypatch.setattr("glassrag.web.pages.documents_view", broken)
     r = client.get("/documents")
     assert r.status_code == 500 and "secret internal detail" not in r.text and "Traceback" not in r.text
     assert documents.documents_view is not broken

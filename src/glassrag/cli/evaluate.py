@@ -116,7 +116,7 @@ def evaluation(location: str, golden: Path, split: str, config_file: Path | None
     index's gate calibration does not fit these settings, the gate and reader are calibrated
     for them on the train split first (evaluate/fits.py), unless not `recalibrate`."""
     from glassrag.evaluate.fits import calibrated_for, mismatch
-    from glassrag.evaluate.golden import load_questions
+    from glassrag.evaluate.questions import load_questions
     from glassrag.evaluate.runs import evaluate
     from glassrag.pipeline import Pipeline
     from glassrag.store import open_store

@@ -40,7 +40,7 @@ def trec_level(chunks: int, documents: int) -> str:
 
 
 def cmd_trec_qrels(args: argparse.Namespace) -> int:
-    from glassrag.evaluate.golden import load_questions
+    from glassrag.evaluate.questions import load_questions
     from glassrag.evaluate.relevance import Judge
     from glassrag.evaluate.trec import write_qrels
     from glassrag.store import open_store

@@ -46,7 +46,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _train_questions(location: str, golden: Path, config_file: Path | None) -> tuple[Any, Any, Any, list]:
-    from glassrag.evaluate.golden import load_questions
+    from glassrag.evaluate.questions import load_questions
     from glassrag.store import open_store
 
     store = open_store(location)

@@ -10,6 +10,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Any, Mapping
 
 from glassrag.errors import GoldenError
 from glassrag.evaluate.golden import SPLITS, Question, Span, _text_problems, parse_json, read_lines
@@ -75,6 +76,22 @@ def load_beir_questions(folder: Path, split: str = "test") -> list[Question]:
                 id=qid, question=texts[qid], answerable=any(s.grade > 0 for s in spans), split=sp,
                 answers=tuple(spans), extra={"exclude_self": True}))
     return questions
+
+
+def unmeasured(golden: Path, questions: list[Question], documents: Mapping[str, Any]) -> None:
+    """GoldenError when a BEIR folder's qrels grade documents the index lacks: their questions
+    would count as misses (hit@5 0.000) and the run would measure the index, not the ranking.
+    Documents at grade 0 may be absent (the abstention variant removes them on purpose)."""
+    missing = {s.doc for q in questions for s in q.answers if s.grade > 0 and documents.get(s.doc) is None}
+    if missing:
+        hit = sum(1 for q in questions if any(s.doc in missing for s in q.answers))
+        shown = ", ".join(repr(d) for d in sorted(missing)[:5]) + (", ..." if len(missing) > 5 else "")
+        raise GoldenError(str(golden), [(0, f"the qrels grade {len(missing)} documents the index does not hold "
+                                            f"({shown}), relevant to {hit} of {len(questions)} questions: "
+                                            "they could never be found, so the evaluation would measure "
+                                            "nothing; ingest this BEIR folder's corpus.jsonl into the index "
+                                            "(glassrag ingest FOLDER --index DIR) or evaluate the index it "
+                                            "belongs to")])
 
 
 def with_abstention(source: Path, folder: Path, seed: int = 0) -> Path:

@@ -21,7 +21,7 @@ from typing import Any
 from glassrag.errors import RunFileError
 from glassrag.evaluate.fits import WORKING, status_of
 from glassrag.evaluate.runs import BINARY, DENSE, dense_figures
-from glassrag.evaluate.stats import holm, mcnemar_exact, paired_randomization
+from glassrag.stats import holm, mcnemar_exact, paired_randomization
 from glassrag.schema import Run, better, flat_question_metrics
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]

@@ -212,39 +212,6 @@ def parse_json(raw: str) -> tuple[Any, str]:
         return None, "not usable JSON: nested too deeply"
 
 
-def load_questions(golden: Path, split: str, documents: Mapping[str, Any] | None = None) -> list[Question]:
-    """A golden set's questions, from a JSONL file or a BEIR folder, validated (against an
-    index's `documents` too, when given) before use."""
-    if golden.is_dir():
-        from glassrag.evaluate.beir import load_beir_questions  # beir reads lines with this module
-
-        questions = load_beir_questions(golden, split)
-        if documents is not None:
-            unmeasured(golden, questions, documents)
-    else:
-        questions = load_golden(golden, split, documents)
-    if not questions:
-        raise GoldenError(str(golden), [(0, "no questions" + ("" if split == "all" else f" in the {split} split")
-                                         + ": an evaluation would measure nothing")])
-    return questions
-
-
-def unmeasured(golden: Path, questions: list[Question], documents: Mapping[str, Any]) -> None:
-    """GoldenError when a BEIR folder's qrels grade documents the index lacks: their questions
-    would count as misses (hit@5 0.000) and the run would measure the index, not the ranking.
-    Documents at grade 0 may be absent (the abstention variant removes them on purpose)."""
-    missing = {s.doc for q in questions for s in q.answers if s.grade > 0 and documents.get(s.doc) is None}
-    if missing:
-        hit = sum(1 for q in questions if any(s.doc in missing for s in q.answers))
-        shown = ", ".join(repr(d) for d in sorted(missing)[:5]) + (", ..." if len(missing) > 5 else "")
-        raise GoldenError(str(golden), [(0, f"the qrels grade {len(missing)} documents the index does not hold "
-                                            f"({shown}), relevant to {hit} of {len(questions)} questions: "
-                                            "they could never be found, so the evaluation would measure "
-                                            "nothing; ingest this BEIR folder's corpus.jsonl into the index "
-                                            "(glassrag ingest FOLDER --index DIR) or evaluate the index it "
-                                            "belongs to")])
-
-
 def load_golden(path: Path, split: str = "all",
                 documents: Mapping[str, Any] | None = None) -> list[Question]:
     """Every question of a golden JSONL file, or one GoldenError listing every problem of

@@ -1,6 +1,6 @@
 """The configurations a sweep evaluates: a grid (every combination of some settings'
 values) or a list of configurations, from a TOML file or `--set` flags, every value
-checked by its setting's one definition in config.py.
+checked by its setting's one definition in config/.
 
     --set bm25.k1=0.6,0.9,1.2 --set bm25.b=0.3,0.4,0.75     a 3 × 3 grid
 

@@ -20,7 +20,7 @@ from glassrag.evaluate.golden import Question, locator_matches
 from glassrag.evaluate.grade import SCORES, grade
 from glassrag.evaluate.metrics import evaluate_run
 from glassrag.evaluate.relevance import Judge, Judgement, quote_correct, visible
-from glassrag.evaluate.stats import mean_interval, wilson_interval
+from glassrag.stats import mean_interval, wilson_interval
 from glassrag.generate import REFUSED
 from glassrag.generate.prompt import Given
 from glassrag.store.pgschema import redact

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from glassrag.evaluate.golden import Question, normalize_space
-from glassrag.evaluate.stats import mean_interval, wilson_interval
+from glassrag.stats import mean_interval, wilson_interval
 
 METRIC = "answer hit@5"
 RESAMPLES = 10000

@@ -64,7 +64,7 @@ class Experiment:
 
     def configs(self) -> tuple[Config, Config]:
         """(baseline, changed): the defaults with the baseline's settings, then the change's
-        on top; each setting checked by its definition in config.py."""
+        on top; each setting checked by its definition in config/."""
         where = str(self.path or self.name)
         base = Config().updated(dict(self.baseline), f"{where} [baseline]", "file")
         return base, base.updated(dict(self.change), f"{where} [change]", "file")

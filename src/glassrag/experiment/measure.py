@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.evaluate.compare import compare_runs, question_metrics
-from glassrag.evaluate.stats import holm
+from glassrag.stats import holm
 from glassrag.experiment.corpora import Bench, Corpus, digest
 from glassrag.experiment import verdict as verdict_rule
 from glassrag.experiment.log import Experiment

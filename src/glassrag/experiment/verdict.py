@@ -38,8 +38,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from glassrag.evaluate.compare import is_binary
-from glassrag.evaluate.stats import holm, mcnemar_exact, paired_randomization
 from glassrag.schema import better
+from glassrag.stats import holm, mcnemar_exact, paired_randomization
 
 RULE = 2
 ALPHA = 0.05

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from glassrag.config import GenerateSettings
 from glassrag.errors import PromptRefused
-from glassrag.generate.base import Backend, Completion, make_backend
+from glassrag.generate.backends import make_backend
+from glassrag.generate.base import Backend, Completion
 from glassrag.generate.prompt import given, messages
 from glassrag.schema import Chunk, Generation, Hit, StageTrace
 
@@ -27,7 +28,7 @@ class Generator:
     kind = "generate"
 
     def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
-        # the settings were checked against their definitions in config.py (labels, ranges)
+        # the settings were checked against their definitions in config/ (labels, ranges)
         self.index = index
         self.settings = settings
         self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)

@@ -28,6 +28,7 @@ import json
 import re
 from typing import Any
 
+from glassrag.models import bundled_cross_encoder
 from glassrag.schema import Document
 
 LONG_WORD = 25               # letters; "words" longer than this are counted as glued
@@ -52,9 +53,7 @@ ENDINGS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("
 @functools.lru_cache(maxsize=1)
 def vocabulary() -> frozenset[str]:
     """The whole words of the bundled cross-encoder's WordPiece vocabulary (no `##` pieces)."""
-    from glassrag.rerank.cross_onnx import bundled_folder
-
-    path = bundled_folder() / "tokenizer.json"
+    path = bundled_cross_encoder() / "tokenizer.json"
     vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     return frozenset(w for w in vocab if w.isalpha() and w.islower())
 

@@ -22,9 +22,9 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.runs import evaluate
-from glassrag.evaluate.stats import mcnemar_exact
 from glassrag.lab.base import Bench, choice, number
 from glassrag.stage_cache import digest
+from glassrag.stats import mcnemar_exact
 
 KEPT = 50  # runs kept in INDEX/lab/runs.json, newest last
 

@@ -19,13 +19,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
+from glassrag.models import bundled_cross_encoder as bundled_folder
 
 BUNDLED = "bundled"
 MAX_LENGTH = 256
-
-
-def bundled_folder() -> Path:
-    return Path(__file__).resolve().parent.parent / "data" / "models" / "cross-encoder"
 
 
 def is_onnx_folder(folder: Path) -> bool:

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from glassrag.evaluate.stats import paired_bootstrap_ci
 from glassrag.rerank.learned import train
+from glassrag.stats import paired_bootstrap_ci
 
 FOLDS = 5
 DEPTH = 10  # RR@10: the ranking metric the sweep chooses by (ranking mrr@10)

@@ -1,34 +1,19 @@
 """Preferring current versions: a chunk of a document that another document supersedes
 is demoted below every current chunk, or dropped, when its successor is indexed.
 
-Versions are read from document metadata: `superseded_by: ID` on the old document or
-`supersedes: ID` on the new one (either is enough).
+Which document supersedes which is read from the documents' metadata
+(glassrag/ingest/versions.py); a stored index keeps the result.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
+from glassrag.ingest.versions import superseded
 from glassrag.query import Query
 from glassrag.schema import Document, Hit
 
 MODES = ("off", "demote", "drop")
-
-
-def superseded(documents: Mapping[str, Document],
-               linked: Iterable[Document] | None = None) -> dict[str, str]:
-    """old document id -> the indexed document that supersedes it. `linked`, when the caller
-    collected them, are the documents with `superseded_by` or `supersedes` (only they can
-    name another version), so the rest are not read again."""
-    out: dict[str, str] = {}
-    for doc in documents.values() if linked is None else linked:
-        newer = doc.metadata.get("superseded_by")
-        if newer and newer in documents:
-            out[doc.id] = newer
-        older = doc.metadata.get("supersedes")
-        if older and older in documents:
-            out[older] = doc.id
-    return out
 
 
 class PreferCurrent:

@@ -11,6 +11,7 @@ import numpy as np
 
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
+from glassrag.ingest import versions
 from glassrag.lexical.analyze import Analyzer
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema import Chunk, Document
@@ -113,9 +114,7 @@ class Index:
     def superseded(self) -> dict[str, str]:
         """old document id -> the indexed document that supersedes it."""
         if self._superseded is None:
-            from glassrag.rerank.versions import superseded
-
-            self._superseded = self.stored.superseded if self.stored else superseded(self.documents)
+            self._superseded = self.stored.superseded if self.stored else versions.superseded(self.documents)
         return self._superseded
 
     def newest_date(self) -> dt.date | None:

@@ -25,8 +25,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from glassrag import __version__
+from glassrag.chunk.header import indexed_text
 from glassrag.errors import StoreError
-from glassrag.indexer import indexed_text
+from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
 from glassrag.store.base import Index
 from glassrag.store.pgcopy import copy_arrays
@@ -218,7 +219,6 @@ def _write_lsa(conn: Any, loc: Location, index: Index) -> None:
 
 
 def _write_meta(conn: Any, loc: Location, index: Index, key: dict[str, Any], generation: int) -> None:
-    from glassrag.rerank.versions import superseded
     from glassrag.store.base import parse_date
 
     if isinstance(index.documents, dict) or index.stored is None:

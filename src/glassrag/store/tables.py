@@ -23,6 +23,7 @@ from typing import Any, overload
 import numpy as np
 
 from glassrag.errors import StoreError
+from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
 
 DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError)
@@ -310,7 +311,6 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
                  chunks: Sequence[Chunk]) -> dict[str, Any]:
     """Write texts.bin, documents.jsonl, chunks.jsonl and their offset and id arrays;
     return the corpus-wide facts the manifest keeps (superseded documents, newest date)."""
-    from glassrag.rerank.versions import superseded
     from glassrag.store.base import parse_date
 
     spans: dict[str, list[int]] = {}
@@ -324,7 +324,7 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
     where: dict[str, tuple[int, dict[int, int] | None]] = {}  # doc id -> (text offset, char→byte)
     newest: Any = None
     hashes: list[bytes] = []
-    linked: list[Document] = []  # documents that name another version (rerank/versions.py)
+    linked: list[Document] = []  # documents that name another version (ingest/versions.py)
     with (folder / "texts.bin").open("wb") as texts, (folder / "documents.jsonl").open("wb") as rows:
         for r, doc_id in enumerate(ids):
             doc = documents[doc_id]

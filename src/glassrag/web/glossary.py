@@ -8,7 +8,7 @@ import re
 TERMS: dict[str, tuple[str, str]] = {
     "RAG": ("Retrieval-augmented generation: find the passages of your documents that answer a "
             "question, then show them (or give them to a language model to answer from). glassrag "
-            "is the retrieval half, made visible stage by stage.", "glassrag/pipeline.py"),
+            "is the retrieval half, made visible stage by stage.", "glassrag/pipeline/"),
     "corpus": ("The documents an index is built from: every file `glassrag ingest` read.",
                "glassrag/ingest/"),
     "embedding": ("A vector that stands for a text, so that texts of similar meaning lie close "
@@ -107,7 +107,7 @@ TERMS: dict[str, tuple[str, str]] = {
     "Wilson interval": ("The 95 % interval of a share (hits out of n) by Wilson's score method, "
                         "which stays inside [0, 1] and is honest for small n. Means of graded "
                         "metrics get a percentile bootstrap (2,000 seeded resamples) instead.",
-                        "glassrag/evaluate/stats.py"),
+                        "glassrag/stats.py"),
     "McNemar": ("The exact McNemar test for two runs on the same questions: only the questions "
                 "that flipped count; p is the two-sided binomial probability of a split at least "
                 "this uneven. p-values are Holm-corrected across the metrics compared.",

@@ -1,16 +1,14 @@
-"""The pipeline: analyse → retrievers side by side → fuse → prefer current versions →
-rerank → MMR → cap → gate → budget → answer → read, each optional but the first two,
-with a trace of every stage. The trace is the single record the CLI prints, the UI
-draws and the evaluator reads; nothing is re-run to explain it.
+"""The pipeline's loop: analyse → retrievers side by side → fuse → the stages after retrieval
+(stages.py) → gate → budget → answer → read (→ generate), each step appending its StageTrace,
+looked up in the stage cache when it has one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable
 
 from glassrag import threads
 from glassrag.config import Config
@@ -20,34 +18,19 @@ from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
 from glassrag.lexical.bm25 import BM25
+from glassrag.pipeline.stages import ChunkDocs, ChunkTexts, Stage, after_retrieval
 from glassrag.present import also_found_order
 from glassrag.present.excerpt import best_sentence, window
 from glassrag.present.highlight import answer_words, asks_for_a_name
 from glassrag.query import Query
 from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
-from glassrag.rerank.cap import DocumentCap
-from glassrag.rerank.versions import MODES, PreferCurrent
-from glassrag.retrieve import RETRIEVERS, Retriever, available, check_retrievers, fusion_scores, make_retriever
+from glassrag.retrieve import Retriever, available, check_retrievers, fusion_scores, make_retriever
 from glassrag.schema import RANKING_KINDS, Answer, Hit, Passage, Quote, StageTrace
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
 
-__all__ = ["RETRIEVERS", "RERANKERS", "Pipeline", "Stage"]
-RERANKERS = ("none", "auto", "learned", "cross-encoder")
 MAX_QUESTION_CHARS = 4000
-
-
-class Stage(Protocol):
-    """A stage: reorders, filters or rescores a ranked list (a retriever ranks every chunk
-    from the analysed question and is given an empty list; glassrag/retrieve/)."""
-
-    name: str
-    kind: str
-
-    def params(self) -> dict[str, Any]: ...
-
-    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]: ...
 
 
 class Pipeline:
@@ -82,7 +65,8 @@ class Pipeline:
         self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
                       else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
         self.chunk_doc = ChunkDocs(index)
-        self.stages = self._after_retrieval()
+        self.stages, decided = after_retrieval(index, c, self.bm25, self.chunk_doc)
+        self.notes.extend(decided)
         folder = answerability.model_folder(c.gate.answerability)
         self.answerability_model = answerability.model_digest(folder) if folder else None
         wanted = every_signal or (c.gate.enabled and answerability.read_by(index.extra.get("gate")))
@@ -112,45 +96,6 @@ class Pipeline:
             c.check_user_only()  # the backend URL an index names is never contacted
 
             self.generator = Generator(index, c.generate)
-
-    # building ------------------------------------------------------------------------
-
-    def _after_retrieval(self) -> list[Stage]:
-        c, index = self.config, self.index
-        stages: list[Stage] = []
-        if c.versions.mode not in MODES:
-            raise ConfigError(f"unknown versions.mode {c.versions.mode!r}", f"choose one of: {', '.join(MODES)}")
-        if c.versions.mode != "off" and index.superseded():  # only where versions exist
-            stages.append(PreferCurrent(None, self.chunk_doc, c.versions.mode, index.superseded()))
-        if c.rerank.method not in RERANKERS:
-            raise ConfigError(f"unknown rerank.method {c.rerank.method!r}",
-                              f"choose one of: {', '.join(RERANKERS)}")
-        method = c.rerank.method
-        if method == "auto":
-            method, why = auto_reranker(index.extra.get("reranker"))
-            self.notes.append("rerank auto: " + why)
-        if method == "learned":
-            model = index.extra.get("reranker")
-            if model is None:
-                raise ConfigError("the learned reranker has not been trained for this index",
-                                  "train it first: glassrag rerank-train --index DIR --golden FILE")
-            from glassrag.rerank.features import FeatureMaker
-            from glassrag.rerank.learned import LearnedReranker
-
-            stages.append(LearnedReranker(model, FeatureMaker(index, self.bm25), c.rerank.pool,
-                                          c.rerank.neighbours))
-        elif method == "cross-encoder":
-            from glassrag.rerank.cross_encoder import CrossEncoderReranker
-
-            stages.append(CrossEncoderReranker(c.rerank.model, ChunkTexts(index),
-                                               c.rerank.pool, c.rerank.blend))
-        if c.mmr.relevance is not None:
-            from glassrag.rerank.mmr import MMR, tfidf_rows
-
-            stages.append(MMR(tfidf_rows(index.counts.tf), index.position, c.mmr.relevance, c.mmr.pool))
-        if c.cap.per_document > 0:
-            stages.append(DocumentCap(self.chunk_doc, c.cap.per_document))
-        return stages
 
     def scoring_settings(self) -> dict[str, Any]:
         """The settings that shape the gate's signals (a calibration is valid for these only)."""
@@ -364,43 +309,6 @@ class Pipeline:
         if not asks_for_a_name(question):  # the run that answers, anywhere in the window shown
             marks = tuple((x - start, y - start) for x, y in answer_words(text, start, end, terms, analyze, question))
         return start, end, marks
-
-
-def auto_reranker(model: dict[str, Any] | None) -> tuple[str, str]:
-    """What `rerank.method = auto` runs and why: the learned reranker only when its
-    cross-validation on the train split shows it beats the order it is given
-    (rerank/learned_cv.py); a model trained before that was recorded is not used."""
-    from glassrag.rerank.learned_cv import summary
-
-    if not model:
-        return "none", "no reranker trained for this index (glassrag rerank-train)"
-    cv = model.get("cv")
-    if cv and cv.get("helps"):
-        return "learned", "using the trained learned reranker: " + summary(cv)
-    return "none", "not using the trained learned reranker: " + summary(cv)
-
-
-class ChunkDocs(Mapping[str, str]):
-    """chunk id -> document id, looked up when asked (no per-chunk map is built)."""
-
-    def __init__(self, index: Index) -> None:
-        self.index = index
-
-    def __getitem__(self, chunk_id: str) -> str:
-        return self.index.chunk(chunk_id).doc_id
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.index.position)
-
-    def __len__(self) -> int:
-        return len(self.index.chunks)
-
-
-class ChunkTexts(ChunkDocs):
-    """chunk id -> its text, read when asked."""
-
-    def __getitem__(self, chunk_id: str) -> str:  # type: ignore[override]
-        return self.index.chunk(chunk_id).text
 
 
 class _Fusion:

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from glassrag.errors import ConfigError
-from glassrag.evaluate.stats import (
+from glassrag.stats import (
     KEPT_DRAWS_MAX,
     holm,
     mcnemar_exact,
@@ -171,7 +171,7 @@ def test_the_default_seed_is_zero() -> None:
 def test_randomization_counts_every_block(monkeypatch: pytest.MonkeyPatch) -> None:
     """With resamples drawn in blocks, the count adds up over all of them: identical systems
     give p = 1 whatever the block size."""
-    import glassrag.evaluate.stats as stats
+    import glassrag.stats as stats
 
     monkeypatch.setattr(stats, "_BLOCK_CELLS", 8)  # 2 resamples of 4 queries a block
     assert paired_randomization([0.5, 0.1, 0.9, 0.3], [0.5, 0.1, 0.9, 0.3], resamples=101) == 1.0
@@ -179,7 +179,7 @@ def test_randomization_counts_every_block(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_bootstrap_draws_not_kept_are_still_seeded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Above KEPT_DRAWS_MAX the draws are made afresh each time: from the seed, not the clock."""
-    import glassrag.evaluate.stats as stats
+    import glassrag.stats as stats
 
     monkeypatch.setattr(stats, "KEPT_DRAWS_MAX", 0)
     values = np.random.default_rng(5).random(50)

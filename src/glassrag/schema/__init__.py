@@ -1,0 +1,19 @@
+"""The plain data that flows between stages: frozen dataclasses with to_dict/from_dict.
+
+Document ─▶ Section (with its locator) ─▶ Chunk ─▶ Hit ─▶ StageTrace ─▶ Answer ─▶ Run.
+
+corpus.py holds what an index is built from (Document, Section, Chunk, content hashes);
+answer.py what one question's way leaves (Hit, StageTrace, Passage, Quote, Generation, Answer);
+run.py the record of an evaluation (Run), whose whole shape run_shape.py checks on reading.
+This package hands their names on.
+"""
+
+from glassrag.schema.answer import (RANKING_KINDS, SCORING_KINDS, Answer, Generation, Hit, Passage, Quote,
+                                    StageTrace)
+from glassrag.schema.corpus import Chunk, Document, Section, _Plain, content_hash
+from glassrag.schema.run import (LOWER_IS_BETTER, RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection, better,
+                                 flat_question_metrics)
+
+__all__ = ["LOWER_IS_BETTER", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "Answer",
+           "Chunk", "Document", "Generation", "Hit", "Passage", "Quote", "Run", "RunSection", "Section",
+           "StageTrace", "_Plain", "better", "content_hash", "flat_question_metrics"]
