@@ -1,6 +1,8 @@
 """Start-up: building the argument parser and answering --help import nothing heavy (issue 30:
 `calibrate --rule`'s choices imported scipy.stats and `--labels` glassrag.generate, 0.98 of an
-ask's 1.08 CPU s); each check runs in a fresh process and reads its sys.modules."""
+ask's 1.08 CPU s), and neither does answering a question (`rerank.method = auto` read the
+reranker's cross-validation summary through glassrag.stats, which imported scipy.stats: 0.5 CPU
+s of every ask); each check runs in a fresh process and reads its sys.modules."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+
+from glassrag.store.embedded import EmbeddedStore
 
 HEAVY = ("torch", "sentence_transformers", "scipy.stats", "scipy.optimize", "onnxruntime")
 
@@ -51,3 +55,11 @@ def test_help_lists_the_choices_it_imports_lazily(capsys):
         with pytest.raises(SystemExit):
             main(argv)
         assert expected in " ".join(capsys.readouterr().out.split())
+
+
+def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
+    folder = tmp_path / "index"
+    EmbeddedStore(folder).write(index)
+    loaded = modules_after("ask", "--index", str(folder), "How many vacation days do I get?")
+    assert "glassrag.pipeline" in loaded and "glassrag.rerank.learned_cv" in loaded  # it did answer
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))

@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-from scipy.stats import binom
 
 from glassrag.errors import ConfigError
 
@@ -57,6 +56,9 @@ def mcnemar_exact(b: int, c: int) -> float:
                           "pass the numbers of discordant pairs in each direction")
     if b + c == 0:
         return 1.0
+    from scipy.stats import binom  # here: scipy.stats costs ~0.5 CPU s to import, and an ask
+    # reads this module (the reranker's cross-validation summary) without testing anything
+
     return min(1.0, 2.0 * float(binom.cdf(min(b, c), b + c, 0.5)))
 
 
