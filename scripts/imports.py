@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("measure", ("glassrag.evaluate", "glassrag.experiment", "glassrag.lab", "glassrag.prepared",
                  "glassrag.demo")),
     # what a user touches
-    ("faces", ("glassrag.web", "glassrag.cli")),
+    ("faces", ("glassrag.web", "glassrag.cli", "glassrag.__main__")),
 )
 
 

@@ -239,3 +239,12 @@ def test_help_speaks_to_users_and_every_option_has_help():
 
     walk(build_parser(), "glassrag")
     assert missing == []
+
+
+def test_python_dash_m_glassrag_is_the_command(corpus: Path, tmp_path: Path):
+    """`python -m glassrag` answers like `glassrag`, exit codes included."""
+    r = subprocess.run([sys.executable, "-m", "glassrag", "--version"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("glassrag "), r.stderr
+    r = subprocess.run([sys.executable, "-m", "glassrag", "ask", "anything", "--index", str(tmp_path / "none")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "error" in r.stderr, (r.returncode, r.stderr)
