@@ -76,6 +76,8 @@ class Weighted:
                     detail[hit.chunk_id][stage]["normalized"] = float(value)
             return ranked("fuse", scores, detail)
         ids = list(detail)
+        if not ids:  # nothing to fuse (no candidate's range to read)
+            return []
         for w, (stage, hits) in zip(weights, inputs.items()):
             known = {h.chunk_id: h.score for h in hits[: self.depth]}
             missing = [cid for cid in ids if cid not in known]
