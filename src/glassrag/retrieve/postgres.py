@@ -134,6 +134,11 @@ class _PgDense(_PgRetriever):
     family = "dense"
     exact = True
 
+    @staticmethod
+    def runs_on(index: Index) -> bool:
+        """An index in PostgreSQL with an embedder's vectors."""
+        return in_postgres(index) and bool(index.embeddings)
+
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         super().__init__(index, config, bm25)
         wanted = config.postgres.dense or next(iter(index.embeddings), "")
