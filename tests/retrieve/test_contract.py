@@ -134,3 +134,10 @@ def test_the_toy_is_drawn_on_the_ask_page(index, toy, tmp_path):
         assert set(fuse["inputs"]) == {"toy", "bm25"} and fuse["params"]["method"] == method
     roles = [f["name"] for g in data["settings"]["form"] for f in g.get("fields", ())]
     assert "role.toy" in roles
+
+
+def test_the_toy_gets_the_contract_tests_for_free(index, toy):
+    """The checks every table entry inherits (tests/stage_contract.py), on the toy's one entry."""
+    from tests.stage_contract import check_entry
+
+    check_entry(index, "retrieve", "toy", RETRIEVERS["toy"], "calibration of the tilt sensor")
