@@ -45,8 +45,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the index kept: a folder or a PostgreSQL schema
     ("store", ("glassrag.store",)),
     # one question's stages, in the order they run
-    ("stages", ("glassrag.query", "glassrag.retrieve", "glassrag.fuse", "glassrag.rerank", "glassrag.gate",
-                "glassrag.read", "glassrag.present", "glassrag.generate")),
+    ("stages", ("glassrag.query", "glassrag.stage", "glassrag.retrieve", "glassrag.fuse", "glassrag.rerank",
+                "glassrag.gate", "glassrag.read", "glassrag.present", "glassrag.generate")),
     # the stages put together: building an index, answering a question
     ("pipeline", ("glassrag.indexer", "glassrag.pipeline", "glassrag.stage_cache")),
     # measuring the pipeline: golden sets, runs, sweeps, the experiment log, the lab's exhibits

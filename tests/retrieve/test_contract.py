@@ -1,7 +1,9 @@
-"""A retriever that meets the documented contract (retrieve/base.py `Retriever`: name, kind,
-searched, params, apply) and nothing more, registered with one table entry, runs fused under
-weighted and RRF fusion, observed, and evaluated (issue 29: it used to crash weighted fusion
-with a bare AssertionError unless it also wrote a hidden `sims:NAME` cache key)."""
+"""A retriever that meets the documented contract (glassrag/stage.py: name, kind, params,
+run(query, inputs) -> StageOutput; retrieve/base.py `Retriever` adds searched) and nothing more,
+registered with one table entry, runs fused under weighted and RRF fusion, observed, evaluated
+and drawn on the ask page (issue 29: it used to crash weighted fusion with a bare
+AssertionError unless it also wrote a hidden `sims:NAME` cache key). Every entry of every table
+also gets tests/test_stage_contract.py's tests."""
 
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ import pytest
 
 from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.runs import evaluate
-from glassrag.fuse.base import ScoreSource
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.retrieve import RETRIEVERS, describe_score, offered
-from glassrag.retrieve.base import Entry, ScoresAnyChunk, fusion_scores, listed_scores
+from glassrag.retrieve.base import Entry, ScoresAnyChunk, listed_scores
 from glassrag.schema import Hit
+from glassrag.stage import ScoreSource, StageOutput
 
 
 class Toy:
@@ -32,11 +34,11 @@ class Toy:
     def params(self) -> dict[str, Any]:
         return {"family": "lexical"}
 
-    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+    def run(self, query: Query, inputs: Any) -> StageOutput:
         word = query.tokens[0]
         counts = [(c.id, float(c.text.lower().count(word))) for c in self.index.chunks]
         ranked = sorted((x for x in counts if x[1] > 0), key=lambda x: -x[1])
-        return [Hit(cid, s, r, self.name) for r, (cid, s) in enumerate(ranked, 1)], []
+        return StageOutput(tuple(Hit(cid, s, r, self.name) for r, (cid, s) in enumerate(ranked, 1)))
 
 
 @pytest.fixture
@@ -82,8 +84,7 @@ def test_listed_scores_bound_an_unlisted_chunk_by_the_lowest():
 def test_a_retriever_that_scores_every_chunk_declares_it(index):
     bm25 = Pipeline(index).retrievers["bm25"]
     query = Query("tilt sensor", ["tilt", "sensor"])
-    bm25.apply(query, [])
-    source = fusion_scores(bm25, query, [])
+    source = bm25.run(query, {}).scores
     assert isinstance(source, ScoreSource) and source.whole_corpus
     full = query.bm25_scores(Pipeline(index).bm25)
     assert (source.low, source.high) == (float(full.min()), float(full.max()))
@@ -104,3 +105,39 @@ def test_the_toy_entry_has_the_defaults(index, toy):
     assert "toy" in offered(index)
     term, text = describe_score("toy", {})
     assert "toy" in text and "cosine" not in text.lower()
+
+
+def test_the_toy_is_drawn_on_the_ask_page(index, toy, tmp_path):
+    """Offered by the settings form, fused by a query string, and drawn as a column of the route
+    that joins the fusion, its score explained by its entry's default description."""
+    pytest.importorskip("starlette", reason="the web app needs the web extra: pip install 'glassrag[web]'")
+    pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
+    from urllib.parse import urlencode
+
+    from starlette.testclient import TestClient
+
+    from glassrag.store import EmbeddedStore
+    from glassrag.web.server import create_app
+
+    folder = tmp_path / "handbook"
+    EmbeddedStore(folder).write(index)
+    client = TestClient(create_app([folder]), base_url="http://127.0.0.1")
+    for method in ("weighted", "rrf"):
+        r = client.get("/ask.json?" + urlencode({"q": "calibration of the tilt sensor", "role.toy": "fused",
+                                                  "role.bm25": "fused", "role.lsa": "off", "fuse.method": method,
+                                                  "rerank.method": "none", "gate.enabled": "false"}))
+        assert r.status_code == 200, r.text
+        data = r.json()
+        columns = [c["name"] for c in data["route"]["columns"]]
+        assert "toy" in columns and "fuse" in columns, columns
+        fuse = next(t for t in data["answer"]["trace"] if t["name"] == "fuse")
+        assert set(fuse["inputs"]) == {"toy", "bm25"} and fuse["params"]["method"] == method
+    roles = [f["name"] for g in data["settings"]["form"] for f in g.get("fields", ())]
+    assert "role.toy" in roles
+
+
+def test_the_toy_gets_the_contract_tests_for_free(index, toy):
+    """The checks every table entry inherits (tests/stage_contract.py), on the toy's one entry."""
+    from tests.stage_contract import check_entry
+
+    check_entry(index, "retrieve", "toy", RETRIEVERS["toy"], "calibration of the tilt sensor")

@@ -151,7 +151,7 @@ class RerankSettings:
                           "train split shows it helps, else none)",
                           "experiment bench-m11-gate: its probability makes the gate's best signal "
                           "(M8: alone, it does not beat BM25's order)",
-                          choices="glassrag.pipeline:RERANKERS", scores=True)
+                          choices="glassrag.rerank:METHODS", scores=True)
     pool: int = setting(20, "candidates the reranker scores (the latency dial of a cross-encoder)",
                         "experiments bench-m08-reranker and bench-m11-gate measured the reranker at 20 "
                         "(no other pool was measured)",

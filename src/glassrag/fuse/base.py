@@ -1,23 +1,32 @@
-"""What the fusion methods share: collecting each input's rank and score per chunk."""
+"""What the fusion methods share: collecting each input's rank and score per chunk, and the
+scores an input declares (glassrag/stage.py `StageOutput.scores`) or its list tells."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Mapping, Sequence
 
 from glassrag.schema import Hit
+from glassrag.stage import ScoreSource, StageOutput
+
+__all__ = ["ScoreSource", "collect", "listed_scores", "ranked", "sources"]
 
 
-@dataclass(frozen=True)
-class ScoreSource:
-    """A retriever's score for any chunk, and the range of its scores: over the whole
-    corpus when `whole_corpus`, else over the candidates it is asked about (an approximate
-    index that never scores every chunk)."""
+def listed_scores(hits: Sequence[Hit]) -> ScoreSource:
+    """A stage's scores as far as its list tells them (what fusion reads from an input that
+    declares no `scores`): s(d) is d's score in the list, and a chunk not in it gets the list's
+    lowest score (a bound: the stage ranked it no higher); the range is the fused candidates'
+    (`whole_corpus=False`), so weighted fusion normalises
 
-    score: Callable[[Sequence[str]], Sequence[float]]  # chunk ids -> scores
-    low: float = 0.0
-    high: float = 0.0
-    whole_corpus: bool = True
+        (s(d) - min_candidates) / (max_candidates - min_candidates)."""
+    scores = {h.chunk_id: float(h.score) for h in hits}
+    floor = min(scores.values(), default=0.0)
+    return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
+
+
+def sources(inputs: Mapping[str, StageOutput]) -> dict[str, ScoreSource]:
+    """Each input's declared scores, or its list's."""
+    return {name: out.scores if out.scores is not None else listed_scores(out.hits)
+            for name, out in inputs.items()}
 
 
 def collect(inputs: dict[str, list[Hit]], depth: int) -> dict[str, dict[str, dict[str, Any]]]:

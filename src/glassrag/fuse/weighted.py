@@ -16,18 +16,25 @@ With two inputs `weight` is w for the first and 1 - w for the second; with more,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import ScoreSource, collect, ranked
+from glassrag.fuse.base import ScoreSource, collect, ranked, sources
 from glassrag.fuse.normalize import min_max
+from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY, StageOutput
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "fusion", ("Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
+                      f"question's list): a relative match strength. {NOT_A_PROBABILITY}")
 
 
 class Weighted:
-    name = "weighted"
+    name = kind = "fuse"
 
     def __init__(self, weight: float = 0.5, depth: int = 100,
                  weights: list[float] | None = None) -> None:
@@ -36,6 +43,10 @@ class Weighted:
         self.weight = weight
         self.depth = depth
         self.weights = weights
+
+    @classmethod
+    def configured(cls, index: Any, config: Any, bm25: Any) -> Weighted:
+        return cls(weight=config.fuse.weight, depth=config.retrieve.depth)
 
     def params(self) -> dict[str, Any]:
         return {"method": "weighted", "weight": self.weight, "depth": self.depth,
@@ -65,6 +76,8 @@ class Weighted:
                     detail[hit.chunk_id][stage]["normalized"] = float(value)
             return ranked("fuse", scores, detail)
         ids = list(detail)
+        if not ids:  # nothing to fuse (no candidate's range to read)
+            return []
         for w, (stage, hits) in zip(weights, inputs.items()):
             known = {h.chunk_id: h.score for h in hits[: self.depth]}
             missing = [cid for cid in ids if cid not in known]
@@ -78,3 +91,8 @@ class Weighted:
                 entry = detail[cid].setdefault(stage, {"rank": None, "score": float(raw)})
                 entry["normalized"] = float(value)
         return ranked("fuse", scores, detail)
+
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
+        """Fuses its inputs' lists, reading each input's declared scores (`sources`)."""
+        return StageOutput(tuple(self.fuse({name: list(out.hits) for name, out in inputs.items()},
+                                           sources(inputs))))

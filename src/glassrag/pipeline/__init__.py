@@ -3,12 +3,13 @@ rerank → MMR → cap → gate → budget → answer → read, each optional bu
 with a trace of every stage. The trace is the single record the CLI prints, the UI
 draws and the evaluator reads; nothing is re-run to explain it.
 
-stages.py chooses the stages after retrieval from the settings; loop.py runs a question
-through them all and writes the trace.
+stages.py makes the configured list from the tables of stages; loop.py runs a question
+through it and writes the trace. The stage contract is glassrag/stage.py.
 """
 
 from glassrag.pipeline.loop import Pipeline
-from glassrag.pipeline.stages import RERANKERS, ChunkDocs, ChunkTexts, Stage, auto_reranker
+from glassrag.pipeline.stages import RERANKERS, TABLES, ChunkDocs, ChunkTexts, Stage, auto_reranker, entry_of
 from glassrag.retrieve import RETRIEVERS
 
-__all__ = ["RETRIEVERS", "RERANKERS", "ChunkDocs", "ChunkTexts", "Pipeline", "Stage", "auto_reranker"]
+__all__ = ["RETRIEVERS", "RERANKERS", "TABLES", "ChunkDocs", "ChunkTexts", "Pipeline", "Stage", "auto_reranker",
+           "entry_of"]

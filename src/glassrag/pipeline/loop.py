@@ -1,6 +1,8 @@
-"""The pipeline's loop: analyse → retrievers side by side → fuse → the stages after retrieval
-(stages.py) → gate → budget → answer → read (→ generate), each step appending its StageTrace,
-looked up in the stage cache when it has one.
+"""The pipeline's loop: analyse → retrievers side by side → the configured stages after them
+(stages.py: fuse, versions, rerank, MMR, cap) → gate → budget → answer → read (→ generate).
+Every stage meets one contract (glassrag/stage.py); the loop hands each the outputs of the
+stages it reads, writes its StageTrace, and looks its output up in the stage cache when it has
+one.
 """
 
 from __future__ import annotations
@@ -12,21 +14,20 @@ from typing import Any, Callable
 
 from glassrag import threads
 from glassrag.config import Config
-from glassrag.errors import ConfigError, QueryError
-from glassrag.fuse import Weighted, make_fuser
+from glassrag.errors import QueryError
 from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, scoring_settings
 from glassrag.lexical.bm25 import BM25
-from glassrag.pipeline.stages import ChunkDocs, ChunkTexts, Stage, after_retrieval
+from glassrag.pipeline.stages import TABLES, ChunkDocs, ChunkTexts, after_retrieval
 from glassrag.present import also_found_order
 from glassrag.present.excerpt import best_sentence, window
 from glassrag.present.highlight import answer_words, asks_for_a_name
 from glassrag.query import Query
-from glassrag.read.budget import Budget
 from glassrag.read.extractive import ExtractiveReader
-from glassrag.retrieve import Retriever, available, check_retrievers, fusion_scores, make_retriever
+from glassrag.retrieve import Retriever, available, check_retrievers, make_retriever
 from glassrag.schema import RANKING_KINDS, Answer, Hit, Passage, Quote, StageTrace
+from glassrag.stage import Stage, StageOutput
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
 
@@ -61,11 +62,9 @@ class Pipeline:
                                                  for name in dict.fromkeys(r.retrievers + self.observed)}
         self._pool: ThreadPoolExecutor | None = None  # retrievers side by side, made once
         self._ids: dict[int, str] = {}  # id(stage) -> digest of its name, kind and params (cache keys)
-        depth = r.depth
-        self.fuser = (make_fuser("rrf", k=c.fuse.k, depth=depth) if c.fuse.method == "rrf"
-                      else make_fuser(c.fuse.method, weight=c.fuse.weight, depth=depth))
         self.chunk_doc = ChunkDocs(index)
-        self.stages, decided = after_retrieval(index, c, self.bm25, self.chunk_doc)
+        self.steps, decided = after_retrieval(index, c, self.bm25)
+        self.stages: list[Stage] = [step.stage for step in self.steps]
         self.notes.extend(decided)
         folder = answerability.model_folder(c.gate.answerability)
         self.answerability_model = answerability.model_digest(folder) if folder else None
@@ -78,15 +77,7 @@ class Pipeline:
             self.notes.append(f"the reranker and the gate were fitted before {len(added)} document(s) were added "
                               f"({', '.join(added[:3])}{' …' if len(added) > 3 else ''}): their scores may shift a "
                               "little; glassrag rerank-train and glassrag calibrate refit them")
-        if c.answer.budget_words < 1:
-            raise ConfigError(f"answer.budget_words must be at least 1, got {c.answer.budget_words}")
-        if index.config.chunk.unit == "words" and c.answer.budget_words < index.config.chunk.size \
-                and index.config.chunk.chunker != "document":
-            raise ConfigError(
-                f"a context budget of {c.answer.budget_words} words holds no whole chunk: this "
-                f"index's chunks are up to {index.config.chunk.size} words",
-                f"set [answer] budget_words to at least {index.config.chunk.size}")
-        self.budget = Budget(c.answer.budget_words, index.chunk_words)
+        self.budget: Stage = TABLES["budget"]["budget"].make(index, c, self.bm25)
         reader = index.extra.get("reader") or {}
         self.reader = ExtractiveReader(index.analyzer, float(reader.get("threshold", 0.5)))
         self.generator = None
@@ -114,15 +105,6 @@ class Pipeline:
             out.update(answerability.signals(self.answerability.scores(
                 query.question, [h.chunk_id for h in ranking.hits], texts.__getitem__)))
         return out
-
-    # retrieval -------------------------------------------------------------------------
-
-    def _fuse(self, retrieved: list[StageTrace], query: Query) -> tuple[list[Hit], list[str]]:
-        inputs = {t.name: list(t.hits) for t in retrieved}
-        if isinstance(self.fuser, Weighted):
-            return self.fuser.fuse(inputs, {t.name: fusion_scores(self.retrievers[t.name], query, t.hits)
-                                            for t in retrieved}), []
-        return self.fuser.fuse(inputs), []
 
     # running ---------------------------------------------------------------------------
 
@@ -158,23 +140,18 @@ class Pipeline:
             if self._pool is None:  # one pool for the pipeline's life, not one per question
                 self._pool = ThreadPoolExecutor(max_workers=threads.pool_size(len(everything)),
                                                 thread_name_prefix="glassrag-retrieve")
-            ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, analyzed, asked),
-                                      everything))
+            ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, {}, asked), everything))
         else:  # one retriever, or a cache (which attributes what each leaves in the query's cache)
-            ran = [self._step(self.retrievers[n], query, analyzed, asked) for n in everything]
-        key = digest("retrieved", self.bm25.params(), [k for _, k in ran]) if caching else None
-        retrieved = [t for t, _ in ran[: len(names)]]
-        observed = [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))
-                    for t, _ in ran[len(names):]]
-        trace = [analyzed, *retrieved, *observed]
-        last = retrieved[0]
-        if len(retrieved) > 1:
-            n_in = len({h.chunk_id for t in retrieved for h in t.hits[: self.config.retrieve.depth]})
-            last, key = self._step(_Fusion(self, retrieved), query, last, key, n_in)
-            last = replace(last, inputs=tuple(t.name for t in retrieved))
-            trace.append(last)
-        for stage in self.stages:
-            last, key = self._step(stage, query, last, key)
+            ran = [self._step(self.retrievers[n], query, {}, asked) for n in everything]
+        key = digest("retrieved", self.bm25.params(), [k for _, _, k in ran]) if caching else None
+        outputs = {t.name: out for t, out, _ in ran[: len(names)]}
+        trace = [analyzed, *(t for t, _, _ in ran[: len(names)])]
+        trace += [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))
+                  for t, _, _ in ran[len(names):]]
+        last = trace[1]
+        for step in self.steps:
+            reads = step.reads or (last.name,)
+            last, outputs[step.stage.name], key = self._step(step.stage, query, {n: outputs[n] for n in reads}, key)
             trace.append(last)
         t0 = time.perf_counter()
         signals = self._signals(query, trace, key)
@@ -182,7 +159,7 @@ class Pipeline:
         trace.append(StageTrace("gate", "gate", {**self.gate.params(), "signals": signals or {}},
                                 (last.name,), () if declined else last.hits, len(last.hits), _ms(t0),
                                 ("declined: " + why if declined else "passed: " + why,)))
-        packed, packed_key = self._step(self.budget, query, last, key)
+        packed, _, packed_key = self._step(self.budget, query, {last.name: outputs[last.name]}, key)
         trace.append(packed)
         answer = self._answer(query, packed, trace, declined, why, packed_key)
         return self._generate(answer, packed) if self.generator else answer
@@ -218,24 +195,25 @@ class Pipeline:
         generation, traced = self.generator.run(answer.question, packed.hits)
         return replace(answer, generation=generation, trace=(*answer.trace, traced))
 
-    def _step(self, stage: Stage, query: Query, previous: StageTrace, key: str | None = None,
-              n_in: int | None = None) -> tuple[StageTrace, str | None]:
-        """Run one stage on the previous stage's hits (or look its output up in the cache by
-        its settings and `key`, the key of its input); returns its trace and its own key."""
+    def _step(self, stage: Stage, query: Query, inputs: dict[str, StageOutput],
+              key: str | None = None) -> tuple[StageTrace, StageOutput, str | None]:
+        """Run one stage on the outputs of the stages it reads (or look its output up in the
+        cache by its settings and `key`, the key of its input); returns its trace, its output and
+        its own key. A stage that reads no stage (a retriever) reads the analysed question; the
+        candidates it received are the chunks it searched, else the distinct chunks of its inputs."""
         t0 = time.perf_counter()
-        n_in = getattr(stage, "searched", len(previous.hits)) if n_in is None else n_in
         if self.cache is None or key is None:
-            hits, notes = stage.apply(query, list(previous.hits))
-            own = None
+            output, own = stage.run(query, inputs), None
         else:
             own = self.cache.key(self._stage_id(stage), key)
-            hits, notes = self._cached(own, query, lambda: _frozen(stage.apply(query, list(previous.hits))))
-        return StageTrace(stage.name, stage.kind, stage.params(), (previous.name,), tuple(hits),
-                          n_in, _ms(t0), tuple(notes)), own
+            output = self._cached(own, query, lambda: stage.run(query, inputs))
+        n_in = getattr(stage, "searched", None)
+        if n_in is None:
+            n_in = len({h.chunk_id for read in inputs.values() for h in read.hits})
+        return StageTrace(stage.name, stage.kind, stage.params(), tuple(inputs) or ("analyze",), output.hits,
+                          n_in, _ms(t0), output.notes), output, own
 
     def _stage_id(self, stage: Stage) -> str:
-        if isinstance(stage, _Fusion):  # made for each question: not kept by id
-            return digest(stage.name, stage.kind, stage.params())
         if id(stage) not in self._ids:
             self._ids[id(stage)] = digest(stage.name, stage.kind, stage.params())
         return self._ids[id(stage)]
@@ -309,26 +287,6 @@ class Pipeline:
         if not asks_for_a_name(question):  # the run that answers, anywhere in the window shown
             marks = tuple((x - start, y - start) for x, y in answer_words(text, start, end, terms, analyze, question))
         return start, end, marks
-
-
-class _Fusion:
-    """The fusion of the retrievers' lists as a stage (its input: their traces)."""
-
-    name = kind = "fuse"
-
-    def __init__(self, pipeline: Pipeline, retrieved: list[StageTrace]) -> None:
-        self.pipeline, self.retrieved = pipeline, retrieved
-
-    def params(self) -> dict[str, Any]:
-        return self.pipeline.fuser.params()
-
-    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        return self.pipeline._fuse(self.retrieved, query)
-
-
-def _frozen(output: tuple[list[Hit], list[str]]) -> tuple[tuple[Hit, ...], tuple[str, ...]]:
-    hits, notes = output
-    return tuple(hits), tuple(notes)
 
 
 def _ms(t0: float) -> float:

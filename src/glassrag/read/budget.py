@@ -5,11 +5,27 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.stage import Entry, ListStage, keeps_scores
 
 
-class Budget:
+def made(index: Any, config: Any, bm25: Any) -> Budget:
+    """The budget of `answer.budget_words`; an error when it holds no whole chunk of this index."""
+    words = config.answer.budget_words
+    if words < 1:
+        raise ConfigError(f"answer.budget_words must be at least 1, got {words}")
+    built = index.config.chunk
+    if built.unit == "words" and words < built.size and built.chunker != "document":
+        raise ConfigError(
+            f"a context budget of {words} words holds no whole chunk: this "
+            f"index's chunks are up to {built.size} words",
+            f"set [answer] budget_words to at least {built.size}")
+    return Budget(words, index.chunk_words)
+
+
+class Budget(ListStage):
     name = "budget"
     kind = "budget"
 
@@ -33,3 +49,6 @@ class Budget:
         if skipped:
             notes.append(f"{skipped} chunk(s) did not fit")
         return packed, notes
+
+
+BUDGETS = {"budget": Entry(made, keeps_scores("the best chunks that fit together in W words, in order"))}

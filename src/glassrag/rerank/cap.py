@@ -3,17 +3,24 @@ document cannot fill every slot (it trades hit rate for source recall)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.stage import Entry, ListStage, keeps_scores
+from glassrag.store.base import ChunkDocs
 
 
-class DocumentCap:
+def made(index: Any, config: Any, bm25: Any) -> DocumentCap | None:
+    """The cap `cap.per_document` asks for; none at 0."""
+    return DocumentCap(ChunkDocs(index), config.cap.per_document) if config.cap.per_document > 0 else None
+
+
+class DocumentCap(ListStage):
     name = "cap"
     kind = "cap"
 
-    def __init__(self, chunk_doc: dict[str, str], per_document: int = 2) -> None:
+    def __init__(self, chunk_doc: Mapping[str, str], per_document: int = 2) -> None:
         self.chunk_doc = chunk_doc
         self.per_document = per_document
 
@@ -32,3 +39,6 @@ class DocumentCap:
             kept.append(Hit(h.chunk_id, h.score, len(kept) + 1, self.name, h.detail))
         notes = [f"removed {removed} chunk(s) beyond {self.per_document} per document"] if removed else []
         return kept, notes
+
+
+CAPS = {"cap": Entry(made, keeps_scores("at most M passages of each document kept"))}

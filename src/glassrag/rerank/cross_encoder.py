@@ -15,7 +15,7 @@ torch, any other through sentence-transformers.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -26,6 +26,20 @@ from glassrag.query import Query
 from glassrag.rerank.cross_onnx import (BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder,
                                         precision_of, shared)
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY, ListStage
+from glassrag.store.base import ChunkTexts
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    blend = f", blended with {params.get('blend')} of the first-stage score" if params.get("blend") else ""
+    return "cross-encoder", (
+        f"The cross-encoder's relevance score ({params.get('model') or 'model'}{blend}): a match strength "
+        f"of that model, comparable within this question. {NOT_A_PROBABILITY}")
+
+
+def made(index: Any, config: Any, bm25: Any) -> CrossEncoderReranker:
+    r = config.rerank
+    return CrossEncoderReranker(r.model, ChunkTexts(index), r.pool, r.blend)
 
 
 def resolve_model_path(model: str) -> Path:
@@ -46,11 +60,11 @@ def resolve_model_path(model: str) -> Path:
         "weights): e.g. one saved with CrossEncoder(...).save(PATH) on a machine with network")
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(ListStage):
     name = "rerank"
     kind = "rerank"
 
-    def __init__(self, model: str, texts: dict[str, str], pool: int = 20, blend: float = 0.0,
+    def __init__(self, model: str, texts: Mapping[str, str], pool: int = 20, blend: float = 0.0,
                  batch_size: int = 32) -> None:
         if not 0.0 <= blend <= 1.0:
             raise ConfigError(f"rerank.blend must be in [0, 1], got {blend}")

@@ -12,13 +12,15 @@ judge; unanswerable questions give negatives. The model is stored in the index
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
+from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES, FeatureMaker
 from glassrag.schema import Hit
+from glassrag.stage import ListStage
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0,
@@ -45,7 +47,27 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0,
     return result.x[:d], float(result.x[d])
 
 
-class LearnedReranker:
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "learned reranker", (
+        "The learned reranker's probability that this passage is relevant (a logistic regression "
+        "fitted on the golden set's train split): a model estimate, not a guarantee that the "
+        "answer is right.")
+
+
+def trained(index: Any) -> bool:
+    """Whether the learned reranker has been trained for `index` (glassrag rerank-train)."""
+    return bool(index.extra.get("reranker"))
+
+
+def made(index: Any, config: Any, bm25: Any) -> LearnedReranker:
+    model = index.extra.get("reranker")
+    if model is None:
+        raise ConfigError("the learned reranker has not been trained for this index",
+                          "train it first: glassrag rerank-train --index DIR --golden FILE")
+    return LearnedReranker(model, FeatureMaker(index, bm25), config.rerank.pool, config.rerank.neighbours)
+
+
+class LearnedReranker(ListStage):
     name = "rerank"
     kind = "rerank"
 

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from glassrag.fuse.normalize import min_max
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.stage import Entry, ListStage, keeps_scores
 
 
 def tfidf_rows(tf: sp.spmatrix) -> sp.csr_matrix:
@@ -32,7 +33,14 @@ def tfidf_rows(tf: sp.spmatrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(1.0 / norms) @ x)
 
 
-class MMR:
+def made(index: Any, config: Any, bm25: Any) -> MMR | None:
+    """MMR with `mmr.relevance` as λ; none when it is left out."""
+    if config.mmr.relevance is None:
+        return None
+    return MMR(tfidf_rows(index.counts.tf), index.position, config.mmr.relevance, config.mmr.pool)
+
+
+class MMR(ListStage):
     name = "mmr"
     kind = "mmr"
 
@@ -71,3 +79,7 @@ class MMR:
                    {**h.detail, "mmr": float(values[picked[r - 1]])} if r <= len(picked) else h.detail)
                for r, h in enumerate(order, 1)]
         return out, ([f"reordered {moved} of the top {len(head)}"] if moved else [])
+
+
+MMRS = {"mmr": Entry(made, keeps_scores("the top `pool` reordered for diversity (the MMR value is in each hit's "
+                                        "detail)"))}

@@ -9,14 +9,27 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from glassrag.errors import ConfigError
 from glassrag.ingest.versions import superseded
 from glassrag.query import Query
 from glassrag.schema import Document, Hit
+from glassrag.stage import Entry, ListStage, keeps_scores
+from glassrag.store.base import ChunkDocs
 
 MODES = ("off", "demote", "drop")
 
 
-class PreferCurrent:
+def made(index: Any, config: Any, bm25: Any) -> PreferCurrent | None:
+    """The stage `versions.mode` asks for; none when it is off or no document is superseded."""
+    mode = config.versions.mode
+    if mode not in MODES:
+        raise ConfigError(f"unknown versions.mode {mode!r}", f"choose one of: {', '.join(MODES)}")
+    if mode == "off" or not index.superseded():  # only where versions exist
+        return None
+    return PreferCurrent(None, ChunkDocs(index), mode, index.superseded())
+
+
+class PreferCurrent(ListStage):
     name = "versions"
     kind = "versions"
 
@@ -46,3 +59,6 @@ class PreferCurrent:
             kept = current + stale
             note = f"demoted {len(stale)} chunk(s) below the current versions: {why}"
         return [Hit(h.chunk_id, h.score, r, self.name, h.detail) for r, h in enumerate(kept, 1)], [note]
+
+
+VERSIONS = {"versions": Entry(made, keeps_scores("current versions first, superseded ones demoted or dropped"))}

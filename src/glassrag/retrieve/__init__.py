@@ -1,8 +1,8 @@
 """Retrievers: the stages that start from the analysed question and rank every chunk.
 
-A retriever satisfies the same contract as the stages after retrieval (`pipeline.Stage`:
-`name`, `kind`, `params()`, `apply(query, hits)`; its input list is empty) and adds
-`searched`, the number of chunks it scored. Its `params()` hold every setting it reads,
+A retriever meets the one stage contract (glassrag/stage.py: `name`, `kind`, `params()`,
+`run(query, inputs) -> StageOutput`; its inputs are empty) and adds `searched`, the number of
+chunks it scored; its output declares its score of any chunk when it has one (`scores`). Its `params()` hold every setting it reads,
 so a trace records them and the sweep's stage cache (glassrag/stage_cache.py) keys on them.
 
 BM25, BM25 with RM3 feedback, LSA and the pg-* retrievers (SQL over an index in PostgreSQL,
@@ -21,7 +21,7 @@ from glassrag.errors import ConfigError, UnknownNameError
 from glassrag.lexical.bm25 import BM25
 from glassrag.retrieve import bm25, lsa, neural, rm3
 from glassrag.retrieve import postgres as pg
-from glassrag.retrieve.base import Entry, Retriever, fusion_scores
+from glassrag.retrieve.base import Entry, Retriever
 from glassrag.retrieve.neural import NeuralRetriever
 from glassrag.retrieve.postgres import PG_RETRIEVERS
 from glassrag.store.base import Index
@@ -30,13 +30,13 @@ RETRIEVERS: dict[str, Entry] = {
     "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
     "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
     "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa),
-    **{name: Entry(made, pg.describe_score, pg.in_postgres) for name, made in PG_RETRIEVERS.items()},
+    **{name: Entry(made, pg.describe_score, made.runs_on) for name, made in PG_RETRIEVERS.items()},
 }
 # the retriever of each embedder an index was built with (available where it has that embedder)
 NEURAL = Entry(NeuralRetriever, neural.describe_score)
 
 __all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_retrievers", "describe_score",
-           "fusion_scores", "make_retriever", "offered", "NeuralRetriever"]
+           "make_retriever", "offered", "NeuralRetriever"]
 
 
 def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:

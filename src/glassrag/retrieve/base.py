@@ -1,27 +1,30 @@
-"""What the retrievers share: their contract, the table entry that registers one, the scores
+"""What the retrievers share: their contract (glassrag/stage.py, with empty inputs), the scores
 a later stage may read from one, and turning (rows, scores) into hits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
 from glassrag.dense.exact import ExactCosine
-from glassrag.fuse.base import ScoreSource
+from glassrag.fuse.base import listed_scores
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.stage import Entry, ScoreSource, StageOutput
 from glassrag.store.base import Index
+
+__all__ = ["Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top", "hits_of",
+           "listed_scores"]
 
 
 class Retriever(Protocol):
-    """A stage whose input is the analysed question; `searched`: the chunks it scored.
+    """A stage whose input is the analysed question (its `inputs` are empty); `searched`: the
+    chunks it scored.
 
     This is the whole contract: a retriever that meets it fuses under every fusion method.
-    Weighted fusion reads each retriever's score of chunks outside its list from
-    `fusion_scores`: the retriever's own `score_source` when it declares one
-    (`ScoresAnyChunk`), else its list's scores (`listed_scores`)."""
+    What weighted fusion reads of a chunk outside its list is its output's `scores` when it
+    declares them, else its list's scores (glassrag/fuse/base.py `listed_scores`)."""
 
     name: str
     kind: str
@@ -29,7 +32,7 @@ class Retriever(Protocol):
 
     def params(self) -> dict[str, Any]: ...
 
-    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]: ...
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput: ...
 
 
 @runtime_checkable
@@ -40,22 +43,17 @@ class ScoresAnyChunk(Protocol):
     def score_source(self, query: Query) -> ScoreSource: ...
 
 
-def listed_scores(hits: Sequence[Hit]) -> ScoreSource:
-    """A retriever's scores as far as its list tells them: s(d) is d's score in the list, and a
-    chunk not in it gets the list's lowest score (a bound: the retriever ranked it no higher);
-    the range is the fused candidates' (`whole_corpus=False`), so weighted fusion normalises
+class Ranks:
+    """The `run` of a retriever that ranks with `apply(query, []) -> (hits, notes)`: its output
+    declares `score_source(query)` as its scores when it has one (`ScoresAnyChunk`)."""
 
-        (s(d) - min_candidates) / (max_candidates - min_candidates)."""
-    scores = {h.chunk_id: float(h.score) for h in hits}
-    floor = min(scores.values(), default=0.0)
-    return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        raise NotImplementedError
 
-
-def fusion_scores(retriever: Retriever, query: Query, hits: Sequence[Hit]) -> ScoreSource:
-    """The scores weighted fusion reads from `retriever` for `query` (its list: `hits`)."""
-    if isinstance(retriever, ScoresAnyChunk):
-        return retriever.score_source(query)
-    return listed_scores(hits)
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
+        hits, notes = self.apply(query, [])
+        scores = self.score_source(query) if isinstance(self, ScoresAnyChunk) else None
+        return StageOutput(tuple(hits), tuple(notes), scores)
 
 
 def corpus_scores(index: Index, full: np.ndarray) -> ScoreSource:
@@ -63,29 +61,6 @@ def corpus_scores(index: Index, full: np.ndarray) -> ScoreSource:
     position = index.position
     low, high = (float(full.min()), float(full.max())) if full.size else (0.0, 0.0)
     return ScoreSource(lambda ids: full[[position[c] for c in ids]], low, high)
-
-
-def _own_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    return "", (f"{name}'s own score: higher is a closer match within this question's list; its scale "
-                "is the retriever's.")
-
-
-def _everywhere(index: Index) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One row of the retriever table (glassrag/retrieve/__init__.py RETRIEVERS):
-
-    make            (index, config, bm25) -> the retriever
-    describe_score  (stage name, its params) -> (glossary term, what its score is), for the UI
-    available       index -> whether it can run on this index (the web offers only those)
-    """
-
-    make: Callable[..., Retriever]
-    describe_score: Callable[[str, Mapping[str, Any]], tuple[str, str]] = _own_score
-    available: Callable[[Index], bool] = _everywhere
 
 
 def hits_of(index: Index, stage: str, idx: np.ndarray, scores: np.ndarray) -> list[Hit]:

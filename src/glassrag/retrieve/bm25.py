@@ -9,8 +9,9 @@ from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
-from glassrag.retrieve.base import corpus_scores, hits_of
+from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
 
@@ -19,10 +20,10 @@ BM25_SCORE = ("BM25 match strength: the sum of each question word's weight in th
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    return "BM25", BM25_SCORE
+    return "BM25", f"{BM25_SCORE} {NOT_A_PROBABILITY}"
 
 
-class BM25Retriever:
+class BM25Retriever(Ranks):
     name = "bm25"
     kind = "retrieve"
 

@@ -11,20 +11,21 @@ from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
-from glassrag.retrieve.base import corpus_scores, cosines, exact_top, hits_of
+from glassrag.retrieve.base import Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    return "LSA", "Cosine similarity of LSA vectors (−1 to 1): closeness of topic to the question."
+    return "LSA", "Cosine similarity of LSA vectors (−1 to 1): closeness of topic to the question. " + NOT_A_PROBABILITY
 
 
 def has_lsa(index: Index) -> bool:
     return index.lsa is not None
 
 
-class LSARetriever:
+class LSARetriever(Ranks):
     name = "lsa"
     kind = "retrieve"
 

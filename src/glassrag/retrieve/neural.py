@@ -16,8 +16,9 @@ from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
 from glassrag.fuse.base import ScoreSource
 from glassrag.query import Query
-from glassrag.retrieve.base import corpus_scores, cosines, exact_top, hits_of
+from glassrag.retrieve.base import Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
 SEARCHES = ("exact", "hnsw")
@@ -25,10 +26,10 @@ SEARCHES = ("exact", "hnsw")
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return "dense", (f"Cosine similarity of {name} vectors (−1 to 1): closeness of meaning to the "
-                     "question.")
+                     f"question. {NOT_A_PROBABILITY}")
 
 
-class NeuralRetriever:
+class NeuralRetriever(Ranks):
     kind = "retrieve"
 
     def __init__(self, index: Index, config: Config, name: str) -> None:

@@ -22,7 +22,9 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
+from glassrag.retrieve.base import Ranks
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store import pgsearch
 from glassrag.store.base import Index
 
@@ -34,6 +36,11 @@ def in_postgres(index: Index) -> bool:
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """What a pg-* retriever's score is, by the SQL it runs (its `family` and `rank` params)."""
+    term, text = _score(params)
+    return term, f"{text} {NOT_A_PROBABILITY}"
+
+
+def _score(params: Mapping[str, Any]) -> tuple[str, str]:
     if params.get("fuse") == "rrf":
         return "RRF", (f"Reciprocal rank fusion in SQL of PostgreSQL full text and pgvector, Σ 1/({params.get('k', 60)} "
                        "+ rank): it reflects ranks only.")
@@ -47,10 +54,15 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
                     "passage. Unbounded, on this index's scale: compare it within one question.")
 
 
-class _PgRetriever:
+class _PgRetriever(Ranks):
     kind = "retrieve"
     name = "pg"
     family = "lexical"
+
+    @staticmethod
+    def runs_on(index: Index) -> bool:
+        """Where it can run (its table entry's `available`): an index in PostgreSQL."""
+        return in_postgres(index)
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         self.store = getattr(index.chunks, "pg", None)
@@ -121,6 +133,11 @@ class PgFulltextOr(PgFulltext):
 class _PgDense(_PgRetriever):
     family = "dense"
     exact = True
+
+    @staticmethod
+    def runs_on(index: Index) -> bool:
+        """An index in PostgreSQL with an embedder's vectors."""
+        return in_postgres(index) and bool(index.embeddings)
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         super().__init__(index, config, bm25)

@@ -26,8 +26,9 @@ from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
-from glassrag.retrieve.base import corpus_scores, hits_of
+from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
 
@@ -35,10 +36,10 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return "BM25", ("BM25 match strength of the question expanded with pseudo-relevance feedback (RM3): "
                     "Σ w(t) · bm25(t, passage) over the question's words and the words added from the first "
                     "pass's top passages. Unbounded, on this index's scale: compare it within one question, "
-                    "not across questions.")
+                    f"not across questions. {NOT_A_PROBABILITY}")
 
 
-class RM3Retriever:
+class RM3Retriever(Ranks):
     name = "bm25-rm3"
     kind = "retrieve"
 

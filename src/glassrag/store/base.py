@@ -1,11 +1,12 @@
-"""What an index holds, and the interface every storage backend implements."""
+"""What an index holds, the interface every storage backend implements, and the views of an
+index the stages read (chunk id → document, chunk id → text)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -159,3 +160,26 @@ class IndexStore(Protocol):
     def write(self, index: Index) -> None: ...
 
     def read(self) -> Index: ...
+
+
+class ChunkDocs(Mapping[str, str]):
+    """chunk id -> document id, looked up when asked (no per-chunk map is built)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def __getitem__(self, chunk_id: str) -> str:
+        return self.index.chunk(chunk_id).doc_id
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index.position)
+
+    def __len__(self) -> int:
+        return len(self.index.chunks)
+
+
+class ChunkTexts(ChunkDocs):
+    """chunk id -> its text, read when asked."""
+
+    def __getitem__(self, chunk_id: str) -> str:  # type: ignore[override]
+        return self.index.chunk(chunk_id).text

@@ -17,16 +17,15 @@ from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
 from glassrag.evaluate.runs import generation_record
 from glassrag.gate.score import score_name
-from glassrag.pipeline import Pipeline, auto_reranker
-from glassrag.retrieve import describe_score
+from glassrag.pipeline import Pipeline, auto_reranker, entry_of
 from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
+from glassrag.stage import own_score
 from glassrag.web import settings
 from glassrag.web.catalog import Source
 from glassrag.web.glossary import CAUSES
 from glassrag.web.route import Label, layout, short_tag
 
-NOT_A_PROBABILITY = "Not a probability that the answer is right."
 # terms BM25's per-term explanation lists for a chunk; the rest are summed in one row. A
 # 4,000-character question of repeated identifiers made a 1.05 MB answer page (609 KB of
 # per-term rows, issue 13.6); a table wider than this is not read anyway
@@ -67,36 +66,20 @@ def scoring_stage(answer: Answer) -> StageTrace | None:
 
 
 def explain_score(stage: StageTrace | None) -> dict[str, str]:
-    """What a passage's score is and what it is not, in one line, with the glossary term."""
+    """What a passage's score is and what it is not, in one line, with the glossary term: the
+    table entry that made the stage says (glassrag/stage.py `Entry.describe_score`)."""
     if stage is None:
         return {"stage": "", "term": "", "text": "No stage scored these passages."}
-    p = stage.params
-    if stage.kind == "rerank" and p.get("method") == "learned":
-        return {"stage": stage.name, "term": "learned reranker", "text": (
-            "The learned reranker's probability that this passage is relevant (a logistic regression "
-            "fitted on the golden set's train split): a model estimate, not a guarantee that the "
-            "answer is right.")}
-    if stage.kind == "rerank":
-        blend = f", blended with {p.get('blend')} of the first-stage score" if p.get("blend") else ""
-        return {"stage": stage.name, "term": "cross-encoder", "text": (
-            f"The cross-encoder's relevance score ({p.get('model') or 'model'}{blend}): a match strength "
-            f"of that model, comparable within this question. {NOT_A_PROBABILITY}")}
-    if stage.kind == "fuse" and p.get("method") == "rrf":
-        return {"stage": stage.name, "term": "RRF", "text": (
-            f"Reciprocal rank fusion, Σ 1/({p.get('k', 60)} + rank) over the retrievers: it reflects "
-            f"ranks only. {NOT_A_PROBABILITY}")}
-    if stage.kind == "fuse":
-        return {"stage": stage.name, "term": "fusion", "text": (
-            "Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
-            f"question's list): a relative match strength. {NOT_A_PROBABILITY}")}
-    term, text = describe_score(stage.name, p)  # a retriever: its table entry says what its score is
-    return {"stage": stage.name, "term": term, "text": f"{text} {NOT_A_PROBABILITY}"}
+    entry = entry_of(stage.name, stage.kind, stage.params)
+    term, text = (entry.describe_score if entry else own_score)(stage.name, stage.params)
+    return {"stage": stage.name, "term": term, "text": text}
 
 
 def stage_term(stage: StageTrace) -> str:
     """The glossary term that explains a stage, or ''."""
-    if stage.kind == "rerank":
-        return "cross-encoder" if stage.params.get("method") == "cross-encoder" else "learned reranker"
+    if stage.kind == "rerank":  # the reranker's entry names its term
+        entry = entry_of(stage.name, stage.kind, stage.params)
+        return entry.describe_score(stage.name, stage.params)[0] if entry else ""
     if stage.kind == "observe":
         return "observed retriever"
     if stage.params.get("family") == "dense" and stage.name != "lsa":

@@ -1,0 +1,129 @@
+"""The one contract test every entry of every table of stages inherits (issue 29; PyTerrier's
+TransformerTestCase is the model): glassrag/stage.py's contract checked on an index, for the
+folder index of tests/test_stage_contract.py and the PostgreSQL one of
+tests/store/test_stage_contract_pg.py. A new entry in a table gets these tests without a line
+written for it; an entry that needs a setting to be switched on names it in SWITCHED_ON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError
+from glassrag.lexical.bm25 import BM25
+from glassrag.pipeline import TABLES
+from glassrag.query import Query
+from glassrag.rerank.features import FEATURES
+from glassrag.schema import Hit
+from glassrag.stage import Entry, StageOutput
+
+# the settings that choose each table's entry, or switch on a one-entry table's stage
+SWITCHED_ON: dict[str, Any] = {
+    "retrieve": lambda name: {"retrieve": {"retrievers": [name], "observe": []}},
+    "fuse": lambda name: {"fuse": {"method": name}},
+    "versions": lambda name: {"versions": {"mode": "demote"}},
+    "rerank": lambda name: {"rerank": {"method": name}},
+    "mmr": lambda name: {"mmr": {"relevance": 0.7}},
+    "cap": lambda name: {"cap": {"per_document": 1}},
+    "budget": lambda name: {},
+}
+# a learned reranker's model with every weight equal: what the contract needs, no training
+FLAT_MODEL = {"features": list(FEATURES), "mean": [0.0] * len(FEATURES), "std": [1.0] * len(FEATURES),
+              "weights": [0.1] * len(FEATURES), "bias": 0.0}
+
+
+def every_entry() -> list[tuple[str, str, Entry]]:
+    return [(kind, name, entry) for kind, table in TABLES.items() for name, entry in table.items()]
+
+
+def ids() -> list[str]:
+    return [f"{kind}:{name}" for kind, name, _ in every_entry()]
+
+
+def made(index: Any, kind: str, name: str, entry: Entry) -> tuple[Any, Config]:
+    """The stage `entry` makes from the settings that choose it, and those settings."""
+    config = index.config.with_overrides(**SWITCHED_ON[kind](name))
+    return entry.make(index, config, bm25_of(index, config)), config
+
+
+def bm25_of(index: Any, config: Config) -> BM25:
+    return BM25(index.counts, config.bm25.k1, config.bm25.b, index.bm25_weights(config.bm25.k1, config.bm25.b))
+
+
+def inputs_for(index: Any, config: Config, kind: str, query: Query) -> dict[str, StageOutput]:
+    """What the loop hands a stage of `kind`: nothing for a retriever, BM25's and LSA's outputs for
+    fusion, BM25's for the rest."""
+    if kind == "retrieve":
+        return {}
+    bm25 = TABLES["retrieve"]["bm25"].make(index, config, bm25_of(index, config))
+    out = {"bm25": bm25.run(query, {})}
+    if kind == "fuse":
+        out["lsa"] = TABLES["retrieve"]["lsa"].make(index, config, None).run(query, {})
+    return out
+
+
+def emptied(inputs: dict[str, StageOutput]) -> dict[str, StageOutput]:
+    return {name: StageOutput() for name in inputs}
+
+
+def check_entry(index: Any, kind: str, name: str, entry: Entry, question: str) -> None:
+    """The contract of one entry on `index`:
+
+    - `available(index)` is a bool, and the truth: where it says no, making the stage fails
+      with a ConfigError that says what to do; where yes, it is made;
+    - `params()` is JSON-safe: it survives a round trip through JSON unchanged;
+    - `run` returns a StageOutput of Hits ranked 1, 2, … by the stage itself, each chunk once and
+      in the index, with notes as strings; the same input gives the same output;
+    - on empty input (a question with no known word for a retriever, empty lists for the rest)
+      it returns an output, empty unless it is a retriever;
+    - `describe_score(name, params)` says what its score is.
+    """
+    if kind == "rerank" and name == "learned" and not index.extra.get("reranker"):
+        assert entry.available(index) is False
+        with pytest.raises(ConfigError, match="rerank-train"):
+            made(index, kind, name, entry)
+        index.extra["reranker"] = FLAT_MODEL  # trained, as far as the contract cares
+    available = entry.available(index)
+    assert isinstance(available, bool)
+    if not available:
+        with pytest.raises(ConfigError) as refused:
+            made(index, kind, name, entry)
+        assert refused.value.hint, f"{kind}:{name} refuses this index without saying what to do"
+        return
+    stage, config = made(index, kind, name, entry)
+    assert stage is not None, f"{kind}:{name} was not made although its setting is switched on"
+    assert stage.kind == kind and isinstance(stage.name, str) and stage.name
+    params = stage.params()
+    assert json.loads(json.dumps(params)) == params, f"{kind}:{name} params are not JSON-safe"
+
+    tokens = index.analyzer(question)
+    inputs = inputs_for(index, config, kind, Query(question, tokens))
+    first = stage.run(Query(question, tokens), inputs)
+    again = stage.run(Query(question, tokens), inputs_for(index, config, kind, Query(question, tokens)))
+    assert isinstance(first, StageOutput) and isinstance(first.hits, tuple) and isinstance(first.notes, tuple)
+    assert first.hits, f"{kind}:{name} passed nothing on for {question!r}"
+    assert [h.rank for h in first.hits] == list(range(1, len(first.hits) + 1))
+    assert all(isinstance(h, Hit) and h.stage == stage.name for h in first.hits)
+    assert len({h.chunk_id for h in first.hits}) == len(first.hits)
+    assert all(h.chunk_id in index.position for h in first.hits)
+    assert all(isinstance(n, str) for n in first.notes)
+    assert _plain(first) == _plain(again), f"{kind}:{name} is not deterministic"
+
+    if kind == "retrieve":
+        empty = stage.run(Query("zzzqx", ["zzzqx"]), {})
+        assert isinstance(empty, StageOutput) and all(h.score == 0 or np.isfinite(h.score) for h in empty.hits)
+    else:
+        empty = stage.run(Query(question, tokens), emptied(inputs))
+        assert isinstance(empty, StageOutput) and empty.hits == ()
+
+    term, text = entry.describe_score(stage.name, params)
+    assert isinstance(term, str) and isinstance(text, str) and len(text) > 20, f"{kind}:{name} says nothing"
+
+
+def _plain(output: StageOutput) -> tuple[Any, ...]:
+    return tuple(h.to_dict() for h in output.hits), output.notes
