@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from glassrag.errors import RunFileError
-from glassrag.evaluate.compare import (is_binary, compare_runs, dense_metrics, dense_question_metrics,
+from glassrag.evaluate.compare import (compare_runs, dense_metrics, dense_question_metrics,
                                        settings_changed)
-from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Run
+from glassrag.schema import MCNEMAR, RUN_FORMAT, RUN_FORMAT_VERSION, Run, flat_spec
 from glassrag.stats import paired_randomization
 
 
@@ -200,8 +200,8 @@ def test_run_objects_and_dicts_compare_alike():
     ("ranking mrr@10", False), ("ranking ndcg@10", False), ("ranking recall@100", False),
     ("lsa mean_top_similarity", False), ("answer reader_accuracy", False),
 ])
-def test_which_metrics_are_zero_or_one(metric: str, binary: bool):
-    assert is_binary(metric) is binary
+def test_which_metrics_are_compared_by_mcnemar(metric: str, binary: bool):
+    assert (flat_spec(metric).paired_test == MCNEMAR) is binary
 
 
 def test_a_dense_stage_is_compared_on_its_own_figures():

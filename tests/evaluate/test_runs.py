@@ -12,12 +12,14 @@ from glassrag.evaluate.compare import RunFileError, compare_runs
 from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge, Judgement
-from glassrag.evaluate.runs import (_ranking_stage, dense_figures, evaluate, generation_record, interval,
-                                    stage_metric_names, write_run_file)
+from glassrag.evaluate.records import dense_figures, generation_record, ranking_stage
+from glassrag.evaluate.runs import evaluate, write_run_file
+from glassrag.evaluate.summary import interval, stage_specs
 from glassrag.generate import REFUSED
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
-from glassrag.schema import Answer, Generation, Hit, Passage, Run, StageTrace
+from glassrag.schema import Answer, Generation, Hit, Passage, Run, StageTrace, metric_spec
+from glassrag.schema.records import QuestionRecord
 from glassrag.stats import mean_interval, wilson_interval
 
 SENSOR = "E-4107 means the tilt sensor lost calibration."
@@ -219,26 +221,31 @@ def test_relevance_by_document_and_locator_without_text(index):
 # The run's small helpers by hand (issue 13, docs/testing.md: mutation testing).
 
 def test_interval_is_wilson_for_zero_one_outcomes_and_a_seeded_bootstrap_for_means():
-    assert interval("hit@5", []) == {"value": None, "low": None, "high": None, "n": 0}
+    assert interval(metric_spec("hit@5"), []) == {"value": None, "low": None, "high": None, "n": 0}
     # Wilson at 1 of 2, z = 1.959964: (0.5 + z²/4 ± z·sqrt(0.125 + z²/16)) / (1 + z²/2)
     z2 = 1.959964 ** 2
     low = (0.5 + z2 / 4 - math.sqrt(z2) * math.sqrt(0.125 + z2 / 16)) / (1 + z2 / 2)
     high = (0.5 + z2 / 4 + math.sqrt(z2) * math.sqrt(0.125 + z2 / 16)) / (1 + z2 / 2)
-    for name in ("hit@5", "top1", "answer_visible", "declined", "declined_answerable", "answered_x",
-                 "vector_hit"):
-        got = interval(name, [1.0, 0.0])
+    for name in ("hit@5", "top1", "answer_visible@5", "declined", "declined_answerable", "reader_accuracy",
+                 "vector_hit", "failed"):
+        got = interval(metric_spec(name), [1.0, 0.0])
         assert got == pytest.approx({"value": 0.5, "low": low, "high": high, "n": 2}, abs=1e-6), name
     # a mean of graded values: 2,000 resamples seeded with 0
     values = [1 / r for r in (1, 2, 3, 5, 8, 13, 21, 34)]
-    got = interval("mrr@10", values)
+    got = interval(metric_spec("mrr@10"), values)
     assert got["value"] == pytest.approx(sum(values) / 8) and got["n"] == 8
     assert (got["low"], got["high"]) == mean_interval(values, resamples=2000, seed=0)
     assert (got["low"], got["high"]) != mean_interval(values, resamples=2000, seed=1)
     assert 0.0 <= got["low"] < sum(values) / 8 < got["high"] <= 1.0
-    assert interval("mrr@10", [1.0, 0.0])["low"] == 0.0  # a bootstrap, not Wilson's > 0
+    assert interval(metric_spec("mrr@10"), [1.0, 0.0])["low"] == 0.0  # a bootstrap, not Wilson's > 0
+    for name in ("recall@5", "precision@5", "ndcg@10", "source_recall@5", "mean_top_similarity", "wording_share"):
+        assert interval(metric_spec(name), [1.0, 0.0])["low"] == 0.0, name
 
 
 def test_stage_metric_names_name_each_cutoff_once():
+    def stage_metric_names(k: int) -> list[str]:
+        return [s.name for s in stage_specs(k)]
+
     assert stage_metric_names(5) == ["hit@1", "hit@5", "recall@5", "precision@5", "mrr@10", "ndcg@10",
                                      "recall@100", "hit@10"]
     assert stage_metric_names(10) == ["hit@1", "hit@10", "recall@10", "precision@10", "mrr@10", "ndcg@10",
@@ -246,18 +253,20 @@ def test_stage_metric_names_name_each_cutoff_once():
 
 
 def test_dense_figures_of_a_stage_that_returned_something_or_nothing():
-    assert dense_figures({"top_score": 0.25}) == {"vector_hit": 1.0, "mean_top_similarity": 0.25}
-    assert dense_figures({"top_score": 0.0}) == {"vector_hit": 1.0, "mean_top_similarity": 0.0}
-    assert dense_figures({"top_score": None}) == {"vector_hit": 0.0, "mean_top_similarity": 0.0}
-    assert dense_figures({}) == {"vector_hit": 0.0, "mean_top_similarity": 0.0}
+    assert dense_figures(0.25) == {"vector_hit": 1.0, "mean_top_similarity": 0.25}
+    assert dense_figures(0.0) == {"vector_hit": 1.0, "mean_top_similarity": 0.0}
+    assert dense_figures(None) == {"vector_hit": 0.0, "mean_top_similarity": 0.0}
 
 
 def test_the_ranking_stage_is_the_last_that_ranks():
-    gate_only = {"stages": {"gate": {"kind": "gate"}}}
-    ranked = {"stages": {"bm25": {"kind": "retrieve"}, "lsa": {"kind": "observe"},
-                         "rerank": {"kind": "rerank"}, "gate": {"kind": "gate"}, "answer": {"kind": "select"}}}
-    assert _ranking_stage([gate_only, ranked]) == "rerank"
-    assert _ranking_stage([gate_only]) == "answer" and _ranking_stage([]) == "answer"
+    def record(kinds: dict[str, str]) -> QuestionRecord:
+        return QuestionRecord.from_dict({"id": "q", "answerable": True,
+                                         "stages": {name: {"kind": kind} for name, kind in kinds.items()}})
+
+    gate_only = record({"gate": "gate"})
+    ranked = record({"bm25": "retrieve", "lsa": "observe", "rerank": "rerank", "gate": "gate", "answer": "select"})
+    assert ranking_stage([gate_only, ranked]) == "rerank"
+    assert ranking_stage([gate_only]) == "answer" and ranking_stage([]) == "answer"
 
 
 def test_a_run_file_is_written_whole_with_its_folder(tmp_path: Path, index):

@@ -13,8 +13,10 @@ pytest.importorskip("llama_cpp", reason="the bundled generator needs pip install
 
 from glassrag.evaluate.golden import Question, Span  # noqa: E402
 from glassrag.evaluate.grade import SCORES  # noqa: E402
-from glassrag.evaluate.runs import evaluate, interval  # noqa: E402
+from glassrag.evaluate.runs import evaluate  # noqa: E402
+from glassrag.evaluate.summary import interval  # noqa: E402
 from glassrag.pipeline import Pipeline  # noqa: E402
+from glassrag.schema import SPECS  # noqa: E402
 from glassrag.stats import wilson_interval  # noqa: E402
 
 SENSOR = "E-4107 means the tilt sensor lost calibration."
@@ -49,7 +51,7 @@ def test_each_score_is_summarised_over_the_answers_it_applies_to(run):
     for name in SCORES:
         applies = [r for r in run.questions if r["generation"].get(name) is not None]
         values = [float(r["generation"][name]) for r in applies]
-        assert summary[name] == interval(name, values), name
+        assert summary[name] == interval(SPECS[name], values), name
         for r in run.questions:
             assert r["metrics"]["generation"].get(name) == (float(r["generation"][name]) if r in applies
                                                              else None), (name, r["id"])

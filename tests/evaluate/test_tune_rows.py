@@ -33,6 +33,7 @@ from glassrag.pipeline import Pipeline
 from glassrag.rerank.features import FEATURES
 from glassrag.rerank.learned import train
 from glassrag.rerank.learned_cv import cross_validate
+from glassrag.schema.fitted import CALIBRATION_VERSION, RERANKER_VERSION
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
@@ -203,7 +204,8 @@ def test_train_reranker_fits_the_rows_of_the_train_split(handbook):
     x2, y2, _, groups = grouped_reranker_rows(handbook, LEARNED, QUESTIONS, "hand.jsonl")
     assert (x2 == x).all() and (y2 == y).all() and len(groups) == len(y)
     # with the cross-validation that auto decides by (rerank/learned_cv.py): too few questions here
-    assert model == {**reranker_model(x, y, 8, LEARNED, "hand.jsonl"), "cv": cross_validate(x, y, groups)}
+    assert model == {**reranker_model(x, y, 8, LEARNED, "hand.jsonl"), "cv": cross_validate(x, y, groups),
+                     "version": RERANKER_VERSION}  # a versioned record (schema/fitted.py)
     assert not model["cv"]["helps"] and "cross-validation needs at least 5" in model["cv"]["why"]
     assert (model["rows"], model["positives"], model["pool"], model["questions"]) == (8, 3, 2, 8)
     assert calls == [(i, 8) for i in range(1, 9)] and len(cache) > 0
@@ -311,8 +313,9 @@ def test_calibrate_index_counts_the_train_split_and_calibrates_gate_and_reader(h
                          "hand.jsonl (train split)", score="combined")
     # gate.score (combined, the default) was asked for; one unanswerable question cannot fit it
     assert expected["score_mode"] == "combined" and expected["how"].startswith("auto: the combination of")
-    assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions",
+    assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions", "version",
                                                         "unanswerable_by_topic", "weighted", "score_range")} == expected
+    assert gate["version"] == CALIBRATION_VERSION  # a versioned record (schema/fitted.py)
     assert gate["weighted"] is False and list(gate["unanswerable_by_topic"]) == ["on-topic"]
     assert gate["settings"]["answer.k"] == 2 and gate["settings"]["rerank.used"] == "none"
     assert gate["settings"] == Pipeline(handbook, off).scoring_settings()

@@ -15,7 +15,7 @@ from glassrag.cli.ask import generation_flags, generation_layer
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
 from glassrag.cli.trec import trec_level
 from glassrag.config import layered
-from glassrag.schema import better
+from glassrag.schema import metric_spec
 
 
 def add_parser(sub: Any) -> None:
@@ -165,7 +165,7 @@ def fmt(m: dict) -> str:
 
 
 def lower_is_better(name: str) -> str:
-    return name + ("  (lower is better)" if better(name) == "lower" else "")
+    return name + ("  (lower is better)" if metric_spec(name).better == "lower" else "")
 
 
 def print_run(run: Any, brief: bool = False) -> None:

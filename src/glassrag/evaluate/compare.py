@@ -2,10 +2,10 @@
 by side with its difference, which way is better, a paired test, Holm-corrected across the
 metrics compared, the questions that flipped each way, and the settings that differ.
 
-Tests: exact McNemar on 0/1 outcomes (hit, top1, answer-visible, declined); a paired
-sign-flip randomisation test on graded ones (MRR, nDCG, recall). A metric's direction
-(`schema.better`) says whether B's change is an improvement: `declined_answerable` going
-down is.
+Each metric's `MetricSpec` (schema/metric.py) says which test and which way: exact McNemar on
+0/1 outcomes (hit, top1, answer-visible, declined); a paired sign-flip randomisation test on
+graded ones (MRR, nDCG, recall). Its direction says whether B's change is an improvement:
+`declined_answerable` going down is.
 
 A gate that was not calibrated for its run's settings (status `stale` or `none`,
 evaluate/fits.py) passes what a calibrated one would decline: when one run's gate is such
@@ -20,21 +20,13 @@ from typing import Any
 
 from glassrag.errors import RunFileError
 from glassrag.evaluate.fits import WORKING, status_of
-from glassrag.evaluate.runs import BINARY, DENSE, dense_figures
+from glassrag.evaluate.records import DENSE, dense_figures
 from glassrag.stats import holm, mcnemar_exact, paired_randomization
-from glassrag.schema import Run, better, flat_question_metrics
+from glassrag.schema import MCNEMAR, Run, flat_question_metrics, flat_spec
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
 # the sections of a run measured after the gate: its calibration moves them
 AFTER_THE_GATE = ("answer", "generation")
-
-
-def is_binary(name: str) -> bool:
-    """True for a metric with 0/1 outcomes per question (tested by exact McNemar)."""
-    base = name.split(" ")[-1]
-    if base == "mean_top_similarity":
-        return False
-    return base.split("@")[0] in BINARY or base.startswith("declined")
 
 
 def settings_changed(a: Run, b: Run) -> list[dict[str, Any]]:
@@ -73,7 +65,7 @@ def dense_metrics(run: Run) -> dict[str, Any]:
 def dense_question_metrics(record: dict[str, Any]) -> dict[str, float]:
     return {f"{stage} {name}": value for stage, st in record.get("stages", {}).items()
             if isinstance(st, dict) and st.get("family") == "dense"
-            for name, value in dense_figures(st).items()}
+            for name, value in dense_figures(st.get("top_score")).items()}
 
 
 OFFTOPIC = "answer declined_offtopic"
@@ -116,18 +108,18 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
         x = [float(qa[q][m]) for q in ids]
         y = [float(qb[q][m]) for q in ids]
         mean_a, mean_b = sum(x) / len(x), sum(y) / len(y)
-        sign = 1.0 if better(m) == "higher" else -1.0
+        spec = flat_spec(m)
+        sign = 1.0 if spec.better == "higher" else -1.0
         improved = [q for q, u, v in zip(ids, x, y) if sign * (v - u) > 0]
         degraded = [q for q, u, v in zip(ids, x, y) if sign * (v - u) < 0]
-        if is_binary(m):
+        test = spec.paired_test
+        if test == MCNEMAR:
             p = mcnemar_exact(len(improved), len(degraded))
             flips[m] = {"improved": improved, "degraded": degraded}
-            test = "McNemar exact"
         else:
             p = paired_randomization(y, x, resamples=10000, seed=0)
-            test = "paired randomisation"
         diff = mean_b - mean_a
-        rows.append({"metric": m, "section": m.split(" ")[0], "better": better(m),
+        rows.append({"metric": m, "section": m.split(" ")[0], "better": spec.better,
                      "a": mean_a, "b": mean_b, "diff": diff,
                      "direction": "UP" if diff > 1e-12 else "DOWN" if diff < -1e-12 else "=",
                      "verdict": ("better" if sign * diff > 1e-12 else "worse" if sign * diff < -1e-12

@@ -23,6 +23,7 @@ from glassrag.config import Config
 from glassrag.evaluate.golden import Question
 from glassrag.gate.threshold import changed
 from glassrag.pipeline import Pipeline
+from glassrag.schema.fitted import Calibration
 from glassrag.store.base import Index
 
 WORKING = ("index", "train", "off")  # a gate whose figures belong to its settings
@@ -32,18 +33,17 @@ def mismatch(index: Index, config: Config) -> list[str]:
     """Why the index's calibration does not fit `config` (empty when it does, or when there
     is none): each changed scoring setting, and a rule, cost or score other than the one it
     chose by."""
-    gate = index.extra.get("gate")
-    if not gate:
+    if not index.extra.get("gate"):
         return []
+    cal = Calibration.from_dict(index.extra["gate"])  # any stored version (schema/fitted.py)
     settings = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False))).scoring_settings()
-    out = changed(gate.get("settings", {}), settings)
-    if gate.get("rule") != config.gate.rule:
-        out.append(f"gate.rule was {gate.get('rule')!r}, now {config.gate.rule!r}")
-    elif config.gate.rule == "cost" and gate.get("cost") != config.gate.cost:
-        out.append(f"gate.cost was {gate.get('cost')}, now {config.gate.cost}")
-    mode = gate.get("score_mode", "auto")  # a calibration made before gate.score chose by auto
-    if mode != config.gate.score:
-        out.append(f"gate.score was {mode!r}, now {config.gate.score!r}")
+    out = changed(dict(cal.settings), settings)
+    if cal.rule != config.gate.rule:
+        out.append(f"gate.rule was {cal.rule!r}, now {config.gate.rule!r}")
+    elif config.gate.rule == "cost" and cal.cost != config.gate.cost:
+        out.append(f"gate.cost was {cal.cost}, now {config.gate.cost}")
+    if cal.score_mode != config.gate.score:
+        out.append(f"gate.score was {cal.score_mode!r}, now {config.gate.score!r}")
     return out
 
 

@@ -29,7 +29,7 @@ from glassrag.evaluate.variants import (Variant, build_variant, calibrated, fing
                                         source_roots, variant_for)
 from glassrag.pipeline import Pipeline
 from glassrag.provenance import provenance
-from glassrag.schema import Run, better
+from glassrag.schema import Run, flat_spec
 from glassrag.store.pgschema import redact
 
 SWEEP_FORMAT = "glassrag-sweep"
@@ -97,7 +97,7 @@ class Sweep:
         return {
             "format": SWEEP_FORMAT, "format_version": SWEEP_FORMAT_VERSION, "name": self.name,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "index": redact(self.index_path),
-            "golden": self.golden, "split": self.split, "metric": self.metric, "better": better(self.metric),
+            "golden": self.golden, "split": self.split, "metric": self.metric, "better": flat_spec(self.metric).better,
             "grid": self.grid.to_dict(), "size": len(self.configs),
             "starting_settings": {n: self.base.value(n) for n in self.grid.settings()},
             "configs": [{"name": e.name, "settings": dict(e.point), "run": f"runs/{e.name}.json",
@@ -106,7 +106,7 @@ class Sweep:
                         for e in self.configs],
             "best": {"name": self.best.name, "settings": dict(self.best.point),
                      "metric": _cell(self.best.run, self.metric), "tied_with": self.tied,
-                     "rule": f"the {better(self.metric)} {self.metric} on the {self.split} split; a tie goes "
+                     "rule": f"the {flat_spec(self.metric).better} {self.metric} on the {self.split} split; a tie goes "
                              "to the configuration that changes the fewest starting settings, then the least"},
             "test": test,
             "indexes": [v.describe(self.base) for v in self.variants],
@@ -231,10 +231,10 @@ def _evaluate(name: str, point: Point, config: Config, variant: Variant, questio
 
 
 def choose(evaluated: Sequence[Evaluated], metric: str, base: Config) -> tuple[Evaluated, list[str]]:
-    """The best configuration by `metric` (its direction from schema.better), and the names of
+    """The best configuration by `metric` (its direction from its MetricSpec), and the names of
     those tied with it; ties go to the one nearest `base`, then to the first in the grid."""
     check_metric(evaluated[0].run, metric)
-    sign = 1.0 if better(metric) == "higher" else -1.0
+    sign = 1.0 if flat_spec(metric).better == "higher" else -1.0
 
     def value(e: Evaluated) -> float:
         v = e.metric(metric).get("value")

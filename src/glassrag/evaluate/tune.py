@@ -1,6 +1,7 @@
 """Fitting what is learned from the train split: the learned reranker's weights, the
 gate's threshold and the reader's coverage threshold. Each returns what the index
-stores in `extra`; nothing is written here."""
+stores in `extra` (the reranker and the gate's calibration as versioned records,
+schema/fitted.py); nothing is written here."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from glassrag.evaluate.offtopic import offtopic_questions
 from glassrag.gate.calibrate import calibrate
 from glassrag.gate.score import value
 from glassrag.schema import RANKING_KINDS
+from glassrag.schema.fitted import Calibration, RerankerModel
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
@@ -46,8 +48,7 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
     that `rerank.method = auto` decides by."""
     x, y, n, groups = grouped_reranker_rows(index, config, questions, source, progress, cache)
     model = reranker_model(x, y, n, config, source)
-    model["cv"] = cross_validate(x, y, groups, model["l2"])
-    return model
+    return RerankerModel.from_dict({**model, "cv": cross_validate(x, y, groups, model["l2"])}).to_dict()
 
 
 def reranker_model(x: np.ndarray, y: np.ndarray, n: int, config: Config, source: str,
@@ -189,7 +190,7 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
     gate.update({"settings": pipeline.scoring_settings(), "golden": source, "split": "train",
                  "questions": counts, "unanswerable_by_topic": by_topic,
                  "weighted": weights is not None})
-    return gate, _calibrate_reader(reads)
+    return Calibration.from_dict(gate).to_dict(), _calibrate_reader(reads)
 
 
 def _calibrate_reader(reads: list[tuple[bool, float, bool]]) -> dict[str, Any]:

@@ -37,8 +37,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from glassrag.evaluate.compare import is_binary
-from glassrag.schema import better
+from glassrag.schema import MCNEMAR, flat_spec
 from glassrag.stats import holm, mcnemar_exact, paired_randomization
 
 RULE = 2
@@ -54,22 +53,24 @@ def paired_test(metric: str, baseline: Sequence[float], change: Sequence[float])
     n = len(baseline)
     if n != len(change):
         raise ValueError(f"{metric}: {n} baseline figures against {len(change)} changed ones")
-    sign = 1.0 if better(metric) == "higher" else -1.0
+    spec = flat_spec(metric)
+    sign = 1.0 if spec.better == "higher" else -1.0
     improved = sum(1 for a, b in zip(baseline, change) if sign * (b - a) > 0)
     degraded = sum(1 for a, b in zip(baseline, change) if sign * (b - a) < 0)
     if n == 0:
         return {"diff": 0.0, "p": 1.0, "test": "none", "n": 0, "improved": 0, "degraded": 0}
-    if is_binary(metric):
-        p, test = mcnemar_exact(improved, degraded), "McNemar exact"
+    test = spec.paired_test
+    if test == MCNEMAR:
+        p = mcnemar_exact(improved, degraded)
     else:
-        p, test = paired_randomization(list(change), list(baseline), resamples=10000, seed=0), "paired randomisation"
+        p = paired_randomization(list(change), list(baseline), resamples=10000, seed=0)
     return {"diff": sum(change) / n - sum(baseline) / n, "p": p, "test": test, "n": n,
             "improved": improved, "degraded": degraded}
 
 
 def sign(metric: str, diff: float) -> int:
     """+1 when a difference is an improvement in `metric`'s direction, -1 when worse, 0 when none."""
-    d = diff if better(metric) == "higher" else -diff
+    d = diff if flat_spec(metric).better == "higher" else -diff
     return 1 if d > 1e-12 else -1 if d < -1e-12 else 0
 
 

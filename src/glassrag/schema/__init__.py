@@ -4,16 +4,18 @@ Document ─▶ Section (with its locator) ─▶ Chunk ─▶ Hit ─▶ StageT
 
 corpus.py holds what an index is built from (Document, Section, Chunk, content hashes);
 answer.py what one question's way leaves (Hit, StageTrace, Passage, Quote, Generation, Answer);
-run.py the record of an evaluation (Run), whose whole shape run_shape.py checks on reading.
+run.py the record of an evaluation (Run), whose whole shape run_shape.py checks on reading;
+metric.py what each of its metrics is (MetricSpec: 0/1 or graded, which way is better, k).
 This package hands their names on.
 """
 
 from glassrag.schema.answer import (RANKING_KINDS, SCORING_KINDS, Answer, Generation, Hit, Passage, Quote,
                                     StageTrace)
 from glassrag.schema.corpus import Chunk, Document, Section, _Plain, content_hash
-from glassrag.schema.run import (LOWER_IS_BETTER, RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection, better,
-                                 flat_question_metrics)
+from glassrag.schema.metric import (MCNEMAR, RANDOMISATION, SPECS, MetricSpec, flat_spec,
+                                    metric_spec)
+from glassrag.schema.run import RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection, flat_question_metrics
 
-__all__ = ["LOWER_IS_BETTER", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "Answer",
-           "Chunk", "Document", "Generation", "Hit", "Passage", "Quote", "Run", "RunSection", "Section",
-           "StageTrace", "_Plain", "better", "content_hash", "flat_question_metrics"]
+__all__ = ["MCNEMAR", "RANDOMISATION", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "SPECS", "Answer", "Chunk",
+           "Document", "Generation", "Hit", "MetricSpec", "Passage", "Quote", "Run", "RunSection", "Section",
+           "StageTrace", "_Plain", "content_hash", "flat_question_metrics", "flat_spec", "metric_spec"]

@@ -13,16 +13,6 @@ from glassrag.schema.run_shape import run_problem
 
 RUN_FORMAT = "glassrag-run"
 RUN_FORMAT_VERSION = 2
-# every metric is better higher but these
-LOWER_IS_BETTER = frozenset({"declined_answerable",
-                             # a generated answer's (evaluate/grade.py)
-                             "foreign_citations", "leaked_tags", "refused_answerable", "hedged",
-                             "failed"})  # the backend refused the prompt: no answer
-
-
-def better(metric: str) -> str:
-    """'higher' or 'lower': which way a metric improves (named without its section)."""
-    return "lower" if metric.split(" ")[-1] in LOWER_IS_BETTER else "higher"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.errors import DiskError, StoreError
 from glassrag.lexical.bm25 import TermCounts, bm25_weights
+from glassrag.schema.fitted import read_extra
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Stored
 from glassrag.store.lock import LOCK_FILE, WriterLock
 from glassrag.store.tables import ChunkTable, DocumentTable, load_array, write_tables
@@ -178,7 +179,7 @@ class EmbeddedStore:
                        "terms": len(index.counts.vocab)},
             "stored": {**facts, "bm25": {"k1": float(k1), "b": float(b)}},
             "sources": index.sources,
-            "extra": index.extra,
+            "extra": read_extra(index.extra),
         }
         # the manifest is written last: a generation without one is incomplete
         _write_json(folder / "manifest.json", manifest)
@@ -275,7 +276,7 @@ class EmbeddedStore:
             for sub in sorted((folder / "neural").iterdir()):
                 params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
                 embeddings[sub.name] = Embedded(sub.name, params, load_array(sub / "vectors.npy"))
-        return Index(config, documents, chunks, counts, lsa, manifest.get("extra", {}), embeddings,
+        return Index(config, documents, chunks, counts, lsa, read_extra(manifest.get("extra", {})), embeddings,
                      stored, dict(manifest.get("sources", {})))
 
 

@@ -29,6 +29,7 @@ from glassrag.chunk.header import indexed_text
 from glassrag.errors import StoreError
 from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
+from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Index
 from glassrag.store.pgcopy import copy_arrays
 from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes
@@ -237,7 +238,7 @@ def _write_meta(conn: Any, loc: Location, index: Index, key: dict[str, Any], gen
         "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
                    "terms": len(index.counts.vocab)},
         "superseded": replaced, "newest_date": newest,
-        "sources": index.sources, "extra": index.extra, "lsa": lsa,
+        "sources": index.sources, "extra": read_extra(index.extra), "lsa": lsa,
     }
     for name, value in values.items():
         conn.execute(f"INSERT INTO {loc.table('meta')} VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "

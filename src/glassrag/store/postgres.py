@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from glassrag.config import Config
 from glassrag.errors import StoreError
 from glassrag.lexical.bm25 import TermCounts
+from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Embedded, Index, Stored
 from glassrag.store import pgschema
 from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
@@ -139,7 +140,7 @@ class PostgresStore:
             doc_chunks[d] += 1
         stored = Stored(None, dict(meta.get("superseded") or {}), meta.get("newest_date"), doc_chunks,
                         documents.hashes, [d for d, n in doc_chunks.items() if n == 0], None, counts)
-        return Index(config, documents, chunks, counts, self._lsa(meta), dict(meta.get("extra") or {}),
+        return Index(config, documents, chunks, counts, self._lsa(meta), read_extra(meta.get("extra") or {}),
                      self._embeddings(chunks), stored, dict(meta.get("sources") or {}))
 
     def _counts(self, chunks: PgChunks) -> TermCounts:

@@ -10,9 +10,10 @@ import threading
 from typing import Any
 
 from glassrag.config import Config
-from glassrag.errors import ConfigError, GlassragError
+from glassrag.errors import ConfigError, GlassragError, UnknownNameError
 from glassrag.evaluate.compare import compare_runs
 from glassrag.pipeline import auto_reranker
+from glassrag.schema import flat_spec
 from glassrag.evaluate.diagnose import CAUSES as CAUSE_ORDER
 from glassrag.web import settings
 from glassrag.web.ask import ask_link
@@ -29,7 +30,10 @@ def metric_term(name: str) -> str:
     """The glossary term that explains a metric name ("answer hit@5": any-hit)."""
     if name.startswith("generation "):
         return "generator"
-    base = name.split(" ")[-1].split("@")[0]
+    try:
+        base = flat_spec(name).base
+    except UnknownNameError:
+        return ""
     return {"hit": "any-hit", "answer_visible": "answer-visible", "source_recall": "source recall",
             "mrr": "MRR", "ndcg": "nDCG", "declined_unanswerable": "gate", "declined_answerable": "gate",
             "reader_accuracy": "reader", "reader_declined_unanswerable": "reader",

@@ -15,7 +15,7 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
-from glassrag.evaluate.runs import generation_record
+from glassrag.evaluate.records import generation_record
 from glassrag.gate.score import score_name
 from glassrag.pipeline import Pipeline, auto_reranker, entry_of
 from glassrag.schema import SCORING_KINDS
