@@ -24,7 +24,7 @@ from glassrag.retrieve.lsa import LSARetriever
 from glassrag.stage_cache import StageCache
 from glassrag.store import EmbeddedStore
 
-from conftest import comparable_run
+from tests.conftest import comparable_run
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from glassrag.evaluate.variants import fingerprint
 from glassrag.indexer import build_index
 from glassrag.store import EmbeddedStore
 
-from conftest import HANDBOOK, comparable_run, write_corpus
+from tests.conftest import HANDBOOK, comparable_run, write_corpus
 
 MANUAL = "E-4107 means the tilt sensor lost calibration."
 GOLDEN = [
