@@ -21,7 +21,7 @@ from typing import Any
 from glassrag.errors import RunFileError
 from glassrag.evaluate.fits import WORKING, status_of
 from glassrag.evaluate.records import DENSE, dense_figures
-from glassrag.stats import holm, mcnemar_exact, paired_randomization
+from glassrag.stats import holm
 from glassrag.schema import MCNEMAR, Run, flat_question_metrics, flat_spec
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
@@ -113,11 +113,9 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
         improved = [q for q, u, v in zip(ids, x, y) if sign * (v - u) > 0]
         degraded = [q for q, u, v in zip(ids, x, y) if sign * (v - u) < 0]
         test = spec.paired_test
+        p = spec.paired_p(len(improved), len(degraded), x, y)
         if test == MCNEMAR:
-            p = mcnemar_exact(len(improved), len(degraded))
             flips[m] = {"improved": improved, "degraded": degraded}
-        else:
-            p = paired_randomization(y, x, resamples=10000, seed=0)
         diff = mean_b - mean_a
         rows.append({"metric": m, "section": m.split(" ")[0], "better": spec.better,
                      "a": mean_a, "b": mean_b, "diff": diff,

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from glassrag.schema import MCNEMAR, flat_spec
-from glassrag.stats import holm, mcnemar_exact, paired_randomization
+from glassrag.schema import flat_spec
+from glassrag.stats import holm
 
 RULE = 2
 ALPHA = 0.05
@@ -59,12 +59,8 @@ def paired_test(metric: str, baseline: Sequence[float], change: Sequence[float])
     degraded = sum(1 for a, b in zip(baseline, change) if sign * (b - a) < 0)
     if n == 0:
         return {"diff": 0.0, "p": 1.0, "test": "none", "n": 0, "improved": 0, "degraded": 0}
-    test = spec.paired_test
-    if test == MCNEMAR:
-        p = mcnemar_exact(improved, degraded)
-    else:
-        p = paired_randomization(list(change), list(baseline), resamples=10000, seed=0)
-    return {"diff": sum(change) / n - sum(baseline) / n, "p": p, "test": test, "n": n,
+    return {"diff": sum(change) / n - sum(baseline) / n, "p": spec.paired_p(improved, degraded, baseline, change),
+            "test": spec.paired_test, "n": n,
             "improved": improved, "degraded": degraded}
 
 

@@ -24,9 +24,10 @@ def made(index: Any, config: Any, bm25: Any) -> PreferCurrent | None:
     mode = config.versions.mode
     if mode not in MODES:
         raise ConfigError(f"unknown versions.mode {mode!r}", f"choose one of: {', '.join(MODES)}")
-    if mode == "off" or not index.superseded():  # only where versions exist
+    superseded = index.superseded() if mode != "off" else None
+    if not superseded:  # only where versions exist
         return None
-    return PreferCurrent(None, ChunkDocs(index), mode, index.superseded())
+    return PreferCurrent(None, ChunkDocs(index), mode, superseded)
 
 
 class PreferCurrent(ListStage):

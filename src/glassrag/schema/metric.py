@@ -15,7 +15,7 @@ flat namespace puts the section or the stage before it ("answer hit@5", "lsa vec
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Self
+from typing import Any, Mapping, Self, Sequence
 
 from glassrag.errors import UnknownNameError
 from glassrag.schema.corpus import _Plain
@@ -56,6 +56,16 @@ class MetricSpec(_Plain):
     def paired_test(self) -> str:
         """The test `compare` and the experiment log use on two runs' per-question figures."""
         return self.test or (MCNEMAR if self.zero_one else RANDOMISATION)
+
+    def paired_p(self, improved: int, degraded: int, before: Sequence[float], after: Sequence[float]) -> float:
+        """The p-value of `after` against `before` (the same questions' figures) by `paired_test`:
+        McNemar's on the `improved` and `degraded` counts, else the sign-flip randomisation test
+        (10,000 resamples, seed 0) on the figures."""
+        from glassrag.stats import mcnemar_exact, paired_randomization
+
+        if self.paired_test == MCNEMAR:
+            return mcnemar_exact(improved, degraded)
+        return paired_randomization(list(after), list(before), resamples=10000, seed=0)
 
     def at(self, k: int | None) -> MetricSpec:
         """The same metric at cutoff `k`."""
@@ -117,8 +127,6 @@ SPECS: dict[str, MetricSpec] = {s.base: s for s in (
 
 def metric_spec(name: str) -> MetricSpec:
     """The spec of a metric as a run names it, "hit@5" or "declined_answerable"."""
-    from glassrag.errors import UnknownNameError
-
     base, at, k = name.partition("@")
     spec = SPECS.get(base)
     if spec is None or (at and not (k.isdigit() and int(k) >= 1)):
