@@ -6,14 +6,16 @@ split. The evidence behind the defaults `gate.score = combined` and
     python bench/gate_scores.py                               # six corpora, both modes, depths 3 5 10
     python bench/gate_scores.py --corpus demo --depth 5
     python bench/gate_scores.py --model bundled --model .glassrag/cross-encoder-old
+    python bench/gate_scores.py --model bundled --depth 5 --cost 2.5   # writes gate_scores_c2.5.*
 
 For each corpus of experiments/corpora.toml: the index with glassrag's defaults and the
 learned reranker trained on the train split (the experiment log's bench, so indexes are
 shared with `glassrag experiment run`), every gate signal of every question and of the
 bundled off-topic questions (bench/answerability.py's `signal_rows`), the answerability
 model reading the top `depth` passages. Then `gate/calibrate.py`'s `calibrate`, with the
-default rule (cost, c = 5) and each kind of unanswerable question weighing as much in total,
-as `glassrag calibrate` calls it, once per `gate.score`:
+rule cost (c = 5, the cost of the version that chose the score; `--cost` another) and each
+kind of unanswerable question weighing as much in total, as `glassrag calibrate` calls it,
+once per `gate.score`:
 
 - **combined**: the logistic combination of the answerability model's logit and the four
   shares of the question the passages hold (calibrate.COMBINED), threshold on out-of-fold
@@ -23,11 +25,12 @@ as `glassrag calibrate` calls it, once per `gate.score`:
 Reported per corpus on the test split: the share of found answers (answer in the top k) the
 gate declines, the shares of the golden set's on-topic unanswerable questions and of the
 off-topic ones (the golden set's own and the bundled test half) it declines, and the cost
-5 × found declined + 1 − (on-topic + off-topic declined) / 2, whose mean over the corpora
-decides; also the train cost out of fold (5 folds, each fold judged by a calibration fitted
-on the other four): the evidence a calibration could use.
+5 × found declined + 1 − (on-topic + off-topic declined) / 2 (c = 5 whatever `--cost`
+calibrated with, so the yardstick stays one), whose mean over the corpora decides; also the
+train cost out of fold (5 folds, each fold judged by a calibration fitted on the other four):
+the evidence a calibration could use.
 
-Results: bench/results/gate_scores.json and gate_scores.md.
+Results: bench/results/gate_scores.json and gate_scores.md (gate_scores_cC.* for `--cost C`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from glassrag.gate.calibrate import SCORES, calibrate  # noqa: E402
 from glassrag.gate.score import CV_FOLDS, folds, score_name, value  # noqa: E402
 from glassrag.provenance import provenance  # noqa: E402
 
-COST = 5.0
+COST = 5.0  # the yardstick of the test cost, and the calibration cost unless --cost
 CORPORA = ["demo", "birds", "economics", "ml-papers", "real", "scifact-abstain"]
 
 
@@ -86,7 +89,7 @@ def declined(cal: dict, signals: list) -> float:
     return float(np.mean(out))
 
 
-def out_of_fold(mode: str, found: list, un: list, w: list | None) -> float:
+def out_of_fold(mode: str, found: list, un: list, w: list | None, cost: float) -> float:
     """The rule's cost on the train split with every question judged by a calibration
     fitted without its fold."""
     fa, fu = folds(len(found), CV_FOLDS, 0), folds(len(un), CV_FOLDS, 1)
@@ -96,7 +99,7 @@ def out_of_fold(mode: str, found: list, un: list, w: list | None) -> float:
         a = [s for s, g in zip(found, fa) if g != f]
         u = [s for s, g in zip(un, fu) if g != f]
         uw = [x for x, g in zip(weights, fu) if g != f] if w is not None else None
-        cal = calibrate(a, u, "cost", COST, "fold", uw, mode)
+        cal = calibrate(a, u, "cost", cost, "fold", uw, mode)
         t = cal["threshold"] if cal["separable"] else None
         if t is None:
             kept += sum(1 for g in fa if g == f)
@@ -106,14 +109,14 @@ def out_of_fold(mode: str, found: list, un: list, w: list | None) -> float:
     return COST * (1 - kept / len(found)) + (1 - dec / weights.sum())
 
 
-def measure(rows: list[dict], mode: str) -> dict:
+def measure(rows: list[dict], mode: str, cost: float = COST) -> dict:
     found, on, off = groups(rows, "train")
     un, w = weighted(on, off)
     t_found, t_on, t_off = groups(rows, "test")
-    cal = calibrate(found, un, "cost", COST, "train", w, mode)
+    cal = calibrate(found, un, "cost", cost, "train", w, mode)
     out = {"reads": score_name(cal["score"]), "how": cal["how"], "threshold": cal["threshold"],
            "found_declined": declined(cal, t_found), "on_topic_declined": declined(cal, t_on),
-           "off_topic_declined": declined(cal, t_off), "train_cost_out_of_fold": out_of_fold(mode, found, un, w),
+           "off_topic_declined": declined(cal, t_off), "train_cost_out_of_fold": out_of_fold(mode, found, un, w, cost),
            "train": {"found": len(found), "on-topic": len(on), "off-topic": len(off)},
            "test": {"found": len(t_found), "on-topic": len(t_on), "off-topic": len(t_off)}}
     out["test_cost"] = COST * out["found_declined"] + 1 - (out["on_topic_declined"] + out["off_topic_declined"]) / 2
@@ -127,13 +130,15 @@ def main() -> None:
                         help="answerability model (gate.answerability: bundled or a folder); repeatable")
     parser.add_argument("--depth", type=int, action="append",
                         help="passages the model reads (gate.answerability_depth); repeatable (default 3, 5, 10)")
+    parser.add_argument("--cost", type=float, default=COST,
+                        help="the rule's c to calibrate with (default 5; the test cost is judged at c = 5 either way)")
     args = parser.parse_args()
     corpora = load_corpora(LOG)
     bench = Bench(work_folder(LOG))
     config = Config()
     models = args.model or [config.gate.answerability]
     depths = args.depth or [3, 5, 10]
-    results: dict = {"models": models, "depths": depths, "cost": COST, "runs": []}
+    results: dict = {"models": models, "depths": depths, "cost": args.cost, "runs": []}
     for name in args.corpus or CORPORA:
         corpus = corpora[name]
         if corpus.missing():
@@ -146,13 +151,14 @@ def main() -> None:
                 rows = signal_rows(index, replace(config, gate=gate), bench.questions(corpus))
                 for mode in SCORES:
                     results["runs"].append({"corpus": name, "model": model, "depth": depth, "score": mode,
-                                            **measure(rows, mode)})
+                                            **measure(rows, mode, args.cost)})
                 print(f"{name} · {model} · depth {depth}: measured", flush=True)
     results["provenance"] = provenance({})
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "gate_scores.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    stem = "gate_scores" if args.cost == COST else f"gate_scores_c{args.cost:g}"
+    (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     lines = ["# Which score the gate reads, from how many passages (bench/gate_scores.py)", "",
-             "Calibrated on the train split (rule cost, c = 5, each kind of unanswerable question weighing as "
+             f"Calibrated on the train split (rule cost, c = {args.cost:g}, each kind of unanswerable question weighing as "
              "much) by `glassrag calibrate`'s own code, once per `gate.score`; shares declined on the test split; "
              "cost = 5 × found declined + 1 − (on-topic + off-topic declined) / 2.", "",
              "| model | depth | score | mean test cost | mean found declined | mean on-topic declined | "
@@ -182,7 +188,7 @@ def main() -> None:
             lines.append(f"- {r['corpus']}: train {r['train']['found']} / {r['train']['on-topic']} / "
                          f"{r['train']['off-topic']}, test {r['test']['found']} / {r['test']['on-topic']} / "
                          f"{r['test']['off-topic']}")
-    (RESULTS / "gate_scores.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 
 

@@ -40,7 +40,7 @@ def calibrated(corpus: Path) -> Index:
 def test_mismatch_names_each_changed_setting_and_a_changed_rule_or_cost(calibrated):
     assert mismatch(calibrated, CONFIG) == []
     assert mismatch(calibrated, K1) == ["bm25.k1 was 1.5, now 0.9"]
-    assert mismatch(calibrated, CONFIG.with_overrides(gate={"cost": 9.0})) == ["gate.cost was 5.0, now 9.0"]
+    assert mismatch(calibrated, CONFIG.with_overrides(gate={"cost": 9.0})) == ["gate.cost was 2.5, now 9.0"]
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"rule": "balanced"})) == [
         "gate.rule was 'cost', now 'balanced'"]
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"score": "auto"})) == [

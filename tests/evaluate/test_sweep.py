@@ -215,7 +215,7 @@ def test_a_choice_made_on_test_questions_gets_no_test_run_and_an_empty_split_is_
 
 def test_glassrag_sweep_prints_the_table_the_choice_and_test_once(demo, tmp_path, capsys):
     out = tmp_path / "gate-cost"
-    code = main(["sweep", "--index", str(demo), "--golden", str(demo_golden()), "--set", "gate.cost=2,5",
+    code = main(["sweep", "--index", str(demo), "--golden", str(demo_golden()), "--set", "gate.cost=2.5,5",
                  "--metric", "answer hit@5", "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
@@ -223,6 +223,6 @@ def test_glassrag_sweep_prints_the_table_the_choice_and_test_once(demo, tmp_path
     assert "← best" in printed and "best on train: " in printed
     assert "test (evaluated once): answer hit@5" in printed and "stage outputs reused" in printed
     data = json.loads((out / "sweep.json").read_text(encoding="utf-8"))
-    assert [c["settings"] for c in data["configs"]] == [{"gate.cost": 2.0}, {"gate.cost": 5.0}]
-    assert [c["gate"] for c in data["configs"]] == ["train", "index"]  # the index was calibrated at cost 5
+    assert [c["settings"] for c in data["configs"]] == [{"gate.cost": 2.5}, {"gate.cost": 5.0}]
+    assert [c["gate"] for c in data["configs"]] == ["index", "train"]  # the index was calibrated at cost 2.5
     assert data["timing"]["cache"]["hits"] > 0

@@ -66,7 +66,7 @@ def handbook(tmp_path: Path) -> tuple[Path, Path]:
 
 @pytest.fixture
 def calibrated(handbook: tuple[Path, Path]) -> tuple[Path, Path]:
-    """The same index with its gate and reader calibrated on train at cost 5, as `glassrag calibrate`."""
+    """The same index with its gate and reader calibrated on train at the default cost 2.5, as `glassrag calibrate`."""
     folder, golden = handbook
     index = EmbeddedStore(folder).read()
     index.extra["gate"], index.extra["reader"] = calibrate_index(index, CONFIG, load_golden(golden), "cost",
@@ -199,12 +199,12 @@ def test_index_time_settings_come_from_the_configuration_the_rest_from_the_index
 
 def test_a_configuration_that_moves_the_gate_is_calibrated_on_train_and_kept(calibrated):
     folder, golden = calibrated
-    sweep = run_sweep(folder, golden, from_flags(["gate.cost=2,5"]))
-    # the index was calibrated at cost 5 with these settings: only cost 2 is calibrated again
-    assert [e.gate for e in sweep.configs] == ["train", "index"]
+    sweep = run_sweep(folder, golden, from_flags(["gate.cost=2.5,5"]))
+    # the index was calibrated at cost 2.5 with these settings: only cost 5 is calibrated again
+    assert [e.gate for e in sweep.configs] == ["index", "train"]
     assert len(sweep.variants[0].calibrations) == 1
     assert sweep.timing["calibration_seconds"] > 0
-    plain = run_sweep(folder, golden, from_flags(["gate.cost=2,5"]), calibrate=False)
+    plain = run_sweep(folder, golden, from_flags(["gate.cost=2.5,5"]), calibrate=False)
     assert [e.gate for e in plain.configs] == ["index", "index"]
 
 
