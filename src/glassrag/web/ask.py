@@ -193,8 +193,9 @@ class AskView:
         bm25 = answer.stage("bm25")
         wanted = [h.chunk_id for h in bm25.hits[:30]]
         wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
-        return {cid: pipeline.bm25.explain(tokens, self.index.position[cid], MAX_EXPLAINED_TERMS)
-                for cid in dict.fromkeys(wanted)}
+        ids = list(dict.fromkeys(wanted))
+        rows = pipeline.bm25.explain_many(tokens, [self.index.position[cid] for cid in ids], MAX_EXPLAINED_TERMS)
+        return dict(zip(ids, rows))
 
     def _term_table(self, answer: Answer, tokens: list[str],
                     explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
