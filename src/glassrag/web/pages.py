@@ -4,13 +4,10 @@ server.py routes requests to them."""
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import numpy as np
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 from starlette.requests import Request
@@ -21,6 +18,7 @@ from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
 from glassrag.web.documents import document_view, documents_view
+from glassrag.web.encode import encode
 from glassrag.web.forms import Forms
 from glassrag.web.glossary import anchor, entries
 
@@ -28,45 +26,6 @@ HERE = Path(__file__).parent
 
 
 # rendering -------------------------------------------------------------------------------------
-
-def _plain(value: Any) -> Any:
-    """What the JSON encoder cannot write itself: a numpy number or array as the Python number
-    or list it holds; anything else as its text."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN and infinities become null (they are not JSON), keys become text."""
-    if isinstance(value, (np.generic, np.ndarray)):
-        value = _plain(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-# the C encoder (no indent: an indent makes json fall back to its pure-Python encoder, which
-# was a third of the ask page's time under load, issue 30); allow_nan=False makes a NaN or an
-# infinity an error instead of the non-JSON token `NaN`
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_plain, separators=(",", ":"))
-
-
-def encode(data: Any) -> bytes:
-    """`data` as compact JSON in one pass of the C encoder. Only data that holds a non-finite
-    number (or a key that is not text or a number) takes the slow way: `_clean`, then again."""
-    try:
-        text = _ENCODER.encode(data)
-    except (ValueError, TypeError):
-        text = _ENCODER.encode(_clean(data))
-    return text.encode("utf-8")
-
 
 def json_response(data: Any, status: int = 200) -> Response:
     return Response(encode(data), status_code=status, media_type="application/json")
@@ -136,9 +95,10 @@ class Pages:
             raise BadRequest("generation is not switched on by a link (GET)",
                              "use the page's 'Write an answer with the model' button (a POST)")
         params = {**params, "generate.enabled": "true" if posted is not None else "false"}
-        data = AskView(self.catalog.get(params.get("index")), params, self.generator).data()
-        if as_json:
-            return json_response(data)
+        view = AskView(self.catalog.get(params.get("index")), params, self.generator)
+        if as_json:  # the twin as it was kept: no parse, no second encoding
+            return Response(view.body(), media_type="application/json")
+        data = view.data()
         shown = {k: v for k, v in params.items() if k != "generate.enabled"}
         return self.html("ask.html", data, request, "ask", "/ask.json?" + urlencode(shown))
 
