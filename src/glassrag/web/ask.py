@@ -6,6 +6,7 @@ its labels and where its answer was lost, now and in a saved run.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlencode
@@ -22,8 +23,9 @@ from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.stage import own_score
 from glassrag.web import settings
-from glassrag.web.catalog import Source
+from glassrag.web.catalog import Source, settings_key
 from glassrag.web.glossary import CAUSES
+from glassrag.web.encode import encode
 from glassrag.web.route import Label, layout, short_tag
 
 # terms BM25's per-term explanation lists for a chunk; the rest are summed in one row. A
@@ -93,7 +95,8 @@ class AskView:
 
     def __init__(self, source: Source, params: Mapping[str, str], backend: str | None = None) -> None:
         self.source = source
-        self.index = source.index()
+        live = source.live()
+        self.index, self.generation, self._label = live.index, live.generation, live.label
         self.available = settings.retrievers(self.index)
         self.chosen = settings.parse(params, self.available)
         self.base = self.index.config
@@ -103,7 +106,35 @@ class AskView:
         self.question = (params.get("q") or "").strip()
         self.run_name = (params.get("run") or "").strip() or None
 
+    def body(self) -> bytes:
+        """The JSON twin: computed on the first ask of this question with these settings on this
+        generation of the index, kept (glassrag/web/cache.py) and served as it is after that; a
+        saved run's part (`run=`) is read anew each time, as its file can change."""
+        if self.run_name:
+            return encode(self.data())
+        return self._kept()
+
     def data(self) -> dict[str, Any]:
+        """What the page draws: its JSON twin, parsed (so the page shows exactly what the twin says)."""
+        out = json.loads(self._kept())
+        if self.run_name:
+            out["run"] = self._run()
+        return out
+
+    def _kept(self) -> bytes:
+        """The twin without a run's part, from the cache, or computed and kept; a generated answer
+        (a POST) is never kept: each press of the button asks the model again."""
+        if self.config.generate.enabled:
+            return encode(self.compute())
+        key = settings_key(self.config)
+        body = self.source.answers.get(self.generation, key, self.question)
+        if body is None:
+            body = encode(self.compute())
+            self.source.answers.put(self.generation, key, self.question, body)
+        return body
+
+    def compute(self) -> dict[str, Any]:
+        """The page's data, computed (without a saved run's part)."""
         golden = self.source.golden()
         out: dict[str, Any] = {
             "index": self.source.name, "question": self.question,
@@ -114,8 +145,6 @@ class AskView:
             "golden_file": str(golden.path) if golden else None,
             "answer": None, "run": None, "golden": None,
         }
-        if self.run_name:
-            out["run"] = self._run()
         if not self.question:
             out["start"] = self._start(out["examples"])
             return out
@@ -169,12 +198,6 @@ class AskView:
                           for g in tried(examples)],
                 "controls": sum(len(g.get("fields", [])) for g in settings.form(self.config, self.base,
                                                                                  self.available))}
-
-    def _label(self, chunk_id: str) -> Label:
-        chunk = self.index.chunk(chunk_id)
-        doc = self.index.documents[chunk.doc_id]
-        citation = f"{doc.title}, {chunk.locator}" if chunk.locator else doc.title
-        return Label(short_tag(doc.id, chunk.locator), citation, doc.id)
 
     def _passage(self, p: Passage, explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         cut_before = bool(p.excerpt) and p.excerpt_start > 0
