@@ -39,6 +39,11 @@ def fold(text: str) -> str:
     zero-width spaces dropped (see the module docstring)."""
     return text.translate(_FOLD)
 _PART = re.compile(r"\w+")
+# The highlighter analyses a passage one word at a time (present/highlight.py): 500 calls a
+# question, a third of a demo ask's time under load (issue 30). Texts this short are kept with
+# their tokens, up to SHORT_KEPT of them (then the memo starts again).
+SHORT = 40
+SHORT_KEPT = 100_000
 
 
 class Analyzer:
@@ -55,6 +60,7 @@ class Analyzer:
         self._stop = STOPWORDS[stopwords]
         self._stemmer: Any = None
         self._cache: dict[str, str] = {}
+        self._short: dict[str, tuple[str, ...]] = {}
 
     def params(self) -> dict[str, Any]:
         return {"stopwords": self.stopwords, "stem": self.stem,
@@ -72,6 +78,16 @@ class Analyzer:
         return out
 
     def __call__(self, text: str) -> list[str]:
+        if len(text) > SHORT:
+            return self._analyze(text)
+        kept = self._short.get(text)
+        if kept is None:
+            if len(self._short) >= SHORT_KEPT:
+                self._short.clear()
+            kept = self._short[text] = tuple(self._analyze(text))
+        return list(kept)
+
+    def _analyze(self, text: str) -> list[str]:
         words = self.words(text)
         if not self.stem:
             return words

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import mmap
 from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
@@ -27,6 +28,11 @@ from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
 
 DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError)
+# parsed chunks kept per table (a Chunk is frozen, so they are shared safely): a question reads
+# about 110 chunks (the rerankers, the excerpts, the reader), many of them the same from one
+# question to the next; parsing their rows again was a tenth of a demo ask (issue 30). About
+# 2 KB each: 8 MB at most.
+CHUNKS_KEPT = 4096
 
 
 def damaged(folder: Path, err: Exception) -> StoreError:
@@ -160,11 +166,12 @@ class ChunkTable(ChunkRows):
         self.positions = IdLookup(load_array(folder / "chunk_ids_sorted.npy"),
                                   load_array(folder / "chunk_ids_order.npy"))
         check_size(folder / "chunks.jsonl", int(self.offsets[-1]))
+        self._at = lru_cache(maxsize=CHUNKS_KEPT)(self._read)  # type: ignore[method-assign]
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _at(self, i: int) -> Chunk:
+    def _read(self, i: int) -> Chunk:
         return self._chunk(i, self._rows[int(self.offsets[i]):int(self.offsets[i + 1])])
 
     def _chunk(self, i: int, line: bytes) -> Chunk:
