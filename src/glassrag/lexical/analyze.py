@@ -15,6 +15,7 @@ typed with a plain hyphen finds the one printed with en dashes, and the other wa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import Stemmer
@@ -44,6 +45,10 @@ _PART = re.compile(r"\w+")
 # their tokens, up to SHORT_KEPT of them (then the memo starts again).
 SHORT = 40
 SHORT_KEPT = 100_000
+# The ask page analyses the question the pipeline has just analysed (for its BM25 table): the
+# last RECENT texts of up to RECENT_CHARS characters (a question's limit) are kept too.
+RECENT = 64
+RECENT_CHARS = 4096
 
 
 class Analyzer:
@@ -61,6 +66,7 @@ class Analyzer:
         self._stemmer: Any = None
         self._cache: dict[str, str] = {}
         self._short: dict[str, tuple[str, ...]] = {}
+        self._recent = lru_cache(maxsize=RECENT)(lambda text: tuple(self._analyze(text)))
 
     def params(self) -> dict[str, Any]:
         return {"stopwords": self.stopwords, "stem": self.stem,
@@ -79,7 +85,7 @@ class Analyzer:
 
     def __call__(self, text: str) -> list[str]:
         if len(text) > SHORT:
-            return self._analyze(text)
+            return list(self._recent(text)) if len(text) <= RECENT_CHARS else self._analyze(text)
         kept = self._short.get(text)
         if kept is None:
             if len(self._short) >= SHORT_KEPT:

@@ -227,20 +227,24 @@ class BM25:
         with np.errstate(invalid="ignore", divide="ignore"):
             weight = np.where(tf > 0, term_weight(tf, dl, max(self.avgdl, 1e-9), self.k1, self.b), 0.0)
         contribution = n * idf * weight
-        return [self._rows(terms, tids, n, idf, tf[i], contribution[i], max_terms) for i in range(len(at))]
+        bounded = max_terms is not None and len(terms) > max_terms
+        # per document, the max_terms largest contributions (a stable sort: ties keep query order)
+        largest = np.argsort(-contribution, axis=1, kind="stable")[:, :max_terms] if bounded else None
+        return [self._rows(terms, tids, n, idf, tf[i], contribution[i], max_terms,
+                           None if largest is None else largest[i]) for i in range(len(at))]
 
     @staticmethod
     def _rows(terms: list[str], tids: list[int | None], n: np.ndarray, idf: np.ndarray, tf: np.ndarray,
-              contribution: np.ndarray, max_terms: int | None) -> list[dict[str, Any]]:
-        """One document's explanation rows: every term's, or the `max_terms` largest contributions
-        (a stable sort: ties keep query order) in query order and one row summing the rest."""
-        if max_terms is None or len(terms) <= max_terms:
-            keep = range(len(terms))
+              contribution: np.ndarray, max_terms: int | None, largest: np.ndarray | None) -> list[dict[str, Any]]:
+        """One document's explanation rows: every term's, or those of its `largest` contributions in
+        query order and one row summing the rest."""
+        if largest is None:
+            keep: Any = range(len(terms))
             rest: list[int] = []
         else:
-            chosen = np.sort(np.argsort(-contribution, kind="stable")[:max_terms])
-            keep = chosen.tolist()
-            rest = np.setdiff1d(np.arange(len(terms)), chosen).tolist()
+            kept = np.zeros(len(terms), dtype=bool)
+            kept[largest] = True
+            keep, rest = np.flatnonzero(kept).tolist(), np.flatnonzero(~kept).tolist()
         rows = []
         for j in keep:
             if tids[j] is None:
@@ -252,7 +256,7 @@ class BM25:
         if rest:
             rows.append({"term": f"({len(rest)} more terms)", "idf": 0.0, "tf": 0,
                          "occurrences": int(n[rest].sum()),
-                         "contribution": sum(0.0 if tids[j] is None else float(contribution[j]) for j in rest),
+                         "contribution": sum(contribution[rest].tolist()),  # in order, as Python floats
                          "note": f"explanation bounded to {max_terms} terms; this row sums the other {len(rest)}"})
         return rows
 

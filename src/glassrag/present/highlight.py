@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from glassrag.chunk.units import sentence_spans
@@ -61,16 +62,22 @@ _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")  # 4, 1.2, 14,200, 08:00: not E-4107 o
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _CLAUSE = re.compile(r"[,;:|()\n]|[.!?](\s|$)")
 MAX_WORDS = 6
+# questions whose kind (asks for a name, a quantity, a figure) is kept: each passage of an answer
+# asks again, and a 4,000-character question takes a few milliseconds to search (issue 30)
+QUESTIONS_KEPT = 256
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_name(question: str) -> bool:
     return bool(_ASKS_FOR_NAME.search(question))
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_quantity(question: str) -> bool:
     return bool(_ASKS_FOR_QUANTITY.search(question))
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_figure(question: str) -> bool:
     """A quantity, or a thing whose answer is a figure (a cost, a limit, a version)."""
     return asks_for_a_quantity(question) or bool(_FIGURE_NOUNS.search(question))
