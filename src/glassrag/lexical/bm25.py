@@ -229,34 +229,35 @@ class BM25:
         contribution = n * idf * weight
         bounded = max_terms is not None and len(terms) > max_terms
         # per document, the max_terms largest contributions (a stable sort: ties keep query order)
-        largest = np.argsort(-contribution, axis=1, kind="stable")[:, :max_terms] if bounded else None
-        return [self._rows(terms, tids, n, idf, tf[i], contribution[i], max_terms,
+        largest = np.argsort(-contribution, axis=1, kind="stable")[:, :max_terms].tolist() if bounded else None
+        # the rows are built from Python lists (the same floats), not element by element from arrays
+        n_, idf_, tf_, contribution_ = n.tolist(), idf.tolist(), tf.astype(np.int64).tolist(), contribution.tolist()
+        return [self._rows(terms, tids, n_, idf_, tf_[i], contribution_[i], max_terms,
                            None if largest is None else largest[i]) for i in range(len(at))]
 
     @staticmethod
-    def _rows(terms: list[str], tids: list[int | None], n: np.ndarray, idf: np.ndarray, tf: np.ndarray,
-              contribution: np.ndarray, max_terms: int | None, largest: np.ndarray | None) -> list[dict[str, Any]]:
+    def _rows(terms: list[str], tids: list[int | None], n: list[int], idf: list[float], tf: list[int],
+              contribution: list[float], max_terms: int | None, largest: list[int] | None) -> list[dict[str, Any]]:
         """One document's explanation rows: every term's, or those of its `largest` contributions in
         query order and one row summing the rest."""
         if largest is None:
             keep: Any = range(len(terms))
             rest: list[int] = []
         else:
-            kept = np.zeros(len(terms), dtype=bool)
-            kept[largest] = True
-            keep, rest = np.flatnonzero(kept).tolist(), np.flatnonzero(~kept).tolist()
+            kept = set(largest)
+            keep, rest = sorted(kept), [j for j in range(len(terms)) if j not in kept]
         rows = []
         for j in keep:
             if tids[j] is None:
-                rows.append({"term": terms[j], "idf": 0.0, "tf": 0, "occurrences": int(n[j]), "contribution": 0.0,
+                rows.append({"term": terms[j], "idf": 0.0, "tf": 0, "occurrences": n[j], "contribution": 0.0,
                              "note": "not in the index"})
             else:
-                rows.append({"term": terms[j], "idf": float(idf[j]), "tf": int(tf[j]), "occurrences": int(n[j]),
-                             "contribution": float(contribution[j])})
+                rows.append({"term": terms[j], "idf": idf[j], "tf": tf[j], "occurrences": n[j],
+                             "contribution": contribution[j]})
         if rest:
             rows.append({"term": f"({len(rest)} more terms)", "idf": 0.0, "tf": 0,
-                         "occurrences": int(n[rest].sum()),
-                         "contribution": sum(contribution[rest].tolist()),  # in order, as Python floats
+                         "occurrences": sum(n[j] for j in rest),
+                         "contribution": sum([contribution[j] for j in rest]),  # in query order
                          "note": f"explanation bounded to {max_terms} terms; this row sums the other {len(rest)}"})
         return rows
 

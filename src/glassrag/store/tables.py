@@ -33,6 +33,9 @@ DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDe
 # question to the next; parsing their rows again was a tenth of a demo ask (issue 30). About
 # 2 KB each: 8 MB at most.
 CHUNKS_KEPT = 4096
+# ids whose row is kept per lookup table: a question looks up about 200 (the gate's signals, the
+# budget, the rerankers), each a binary search over memory-mapped ids
+IDS_KEPT = 65_536
 
 
 def damaged(folder: Path, err: Exception) -> StoreError:
@@ -74,10 +77,12 @@ class IdLookup(Mapping[str, int]):
 
     def __init__(self, sorted_ids: np.ndarray, order: np.ndarray) -> None:
         self.sorted_ids, self.order = sorted_ids, order
+        self._row = lru_cache(maxsize=IDS_KEPT)(self._search)
 
     def _find(self, key: object) -> int:
-        if not isinstance(key, str):
-            return -1
+        return self._row(key) if isinstance(key, str) else -1
+
+    def _search(self, key: str) -> int:
         b = key.encode("utf-8")
         if self.sorted_ids.dtype.itemsize < len(b):
             return -1
