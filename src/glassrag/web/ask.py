@@ -26,13 +26,15 @@ from glassrag.web import settings
 from glassrag.web.catalog import Source, settings_key
 from glassrag.web.glossary import CAUSES
 from glassrag.web.encode import encode
-from glassrag.web.route import Label, layout, short_tag
+from glassrag.web.route import add_terms, drawn_in, layout
 
 # terms BM25's per-term explanation lists for a chunk; the rest are summed in one row. A
 # 4,000-character question of repeated identifiers made a 1.05 MB answer page (609 KB of
 # per-term rows, issue 13.6); a table wider than this is not read anyway
 MAX_EXPLAINED_TERMS = 24
 TRIES = 6  # questions to try on the page before a question, one of each kind
+TERM_ROWS = 10  # rows of the BM25 term table: bm25's top chunks
+EXPLAINED_RANKS = 30  # a route's bm25 node gets its per-term line down to this rank
 
 
 def ask_link(index: str, question: str, run: str | None = None,
@@ -155,7 +157,9 @@ class AskView:
         if labelled is not None:
             out["golden"], relevant = self._golden(labelled, answer)
         tokens = self.index.analyzer(self.question)
-        explain = self._explain(pipeline, tokens, answer)
+        route = layout(answer, self._label, relevant)
+        explain = self._explain(pipeline, tokens, answer, drawn_in(route, "bm25"))
+        add_terms(route, {cid: _terms_line(rows) for cid, rows in explain.items()})
         out["answer"] = answer.to_dict()
         if answer.generation is not None:  # its scores, as eval --generate counts them
             out["generation_grade"] = generation_record(
@@ -163,8 +167,7 @@ class AskView:
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         out["score"] = explain_score(scoring_stage(answer))
-        out["route"] = layout(answer, self._label, relevant,
-                              {cid: _terms_line(rows) for cid, rows in explain.items()})
+        out["route"] = route
         out["bm25_terms"] = self._term_table(answer, tokens, explain)
         out["stages"] = [{"name": t.name, "kind": t.kind, "n_in": t.n_in, "n_out": len(t.hits), "ms": t.ms,
                           "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t)}
@@ -208,13 +211,17 @@ class AskView:
                 "cut_before": cut_before, "cut_after": cut_after,
                 "bm25": explain.get(p.chunk_id, [])}
 
-    def _explain(self, pipeline: Pipeline, tokens: list[str], answer: Answer) -> dict[str, list[dict[str, Any]]]:
-        """BM25's per-term contributions for the chunks the page names (bm25's top and the shown)."""
+    def _explain(self, pipeline: Pipeline, tokens: list[str], answer: Answer,
+                 drawn: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """BM25's per-term contributions for the chunks the page shows them for, in one call: the
+        term table's (bm25's top TERM_ROWS), the shown passages', and the route's bm25 nodes among
+        bm25's top EXPLAINED_RANKS."""
         ran = any(t.name == "bm25" for t in answer.trace)
         if not ran:
             return {}
         bm25 = answer.stage("bm25")
-        wanted = [h.chunk_id for h in bm25.hits[:30]]
+        ranked = {h.chunk_id for h in bm25.hits[:EXPLAINED_RANKS]}
+        wanted = [h.chunk_id for h in bm25.hits[:TERM_ROWS]] + [cid for cid in drawn if cid in ranked]
         wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         ids = list(dict.fromkeys(wanted))
         rows = pipeline.bm25.explain_many(tokens, [self.index.position[cid] for cid in ids], MAX_EXPLAINED_TERMS)
@@ -229,7 +236,7 @@ class AskView:
         if len(distinct) > len(terms):
             terms.append(f"({len(distinct) - len(terms)} more terms)")
         rows = []
-        for h in answer.stage("bm25").hits[:10]:
+        for h in answer.stage("bm25").hits[:TERM_ROWS]:
             by_term: dict[str, dict[str, Any]] = {}
             for r in explain[h.chunk_id]:
                 column = r["term"] if r["term"] in terms[:MAX_EXPLAINED_TERMS] else terms[-1]
