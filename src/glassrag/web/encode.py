@@ -36,7 +36,8 @@ def _clean(value: Any) -> Any:
 # the C encoder (no indent: an indent makes json fall back to its pure-Python encoder, which
 # was a third of the ask page's time under load, issue 30); allow_nan=False makes a NaN or an
 # infinity an error instead of the non-JSON token `NaN`
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_plain, separators=(",", ":"))
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_plain, separators=(",", ":"),
+                            check_circular=False)  # plain data; a cycle would be a RecursionError
 
 
 def encode(data: Any) -> bytes:
