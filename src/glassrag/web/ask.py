@@ -97,8 +97,8 @@ class AskView:
 
     def __init__(self, source: Source, params: Mapping[str, str], backend: str | None = None) -> None:
         self.source = source
-        live = source.live()
-        self.index, self.generation, self._label = live.index, live.generation, live.label
+        self.live = source.live()  # CURRENT read once a request; the source's parts asked for this generation
+        self.index, self.generation, self._label = self.live.index, self.live.generation, self.live.label
         self.available = settings.retrievers(self.index)
         self.chosen = settings.parse(params, self.available)
         self.base = self.index.config
@@ -137,7 +137,7 @@ class AskView:
 
     def compute(self) -> dict[str, Any]:
         """The page's data, computed (without a saved run's part)."""
-        golden = self.source.golden()
+        golden = self.source.golden(self.live)
         out: dict[str, Any] = {
             "index": self.source.name, "question": self.question,
             "settings": {"changed": settings.changed(self.config, self.base, self.available),
@@ -150,7 +150,7 @@ class AskView:
         if not self.question:
             out["start"] = self._start(out["examples"])
             return out
-        pipeline = self.source.pipeline(self.config)
+        pipeline = self.source.pipeline(self.config, self.live)
         answer = pipeline.run(self.question)
         labelled = golden.find(self.question) if golden else None
         relevant: set[str] = set()
@@ -163,7 +163,7 @@ class AskView:
         out["answer"] = answer.to_dict()
         if answer.generation is not None:  # its scores, as eval --generate counts them
             out["generation_grade"] = generation_record(
-                labelled, answer.generation, self.source.titles(), self.index.analyzer)
+                labelled, answer.generation, self.source.titles(self.live), self.index.analyzer)
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         out["score"] = explain_score(scoring_stage(answer))
@@ -250,7 +250,7 @@ class AskView:
                 "bounded": len(distinct) > MAX_EXPLAINED_TERMS}
 
     def _golden(self, q: Question, answer: Answer) -> tuple[dict[str, Any], set[str]]:
-        judgement = self.source.judge().judge(q)
+        judgement = self.source.judge(self.live).judge(q)
         relevant = judgement.relevant_chunks() - judgement.excluded
         shown = [] if answer.declined else ([answer.passage] if answer.passage else []) + list(answer.also_found)
         seen = visible(judgement, q, [p.shown for p in shown]) if q.answerable and shown else False

@@ -150,6 +150,11 @@ class Source:
     def index(self) -> Index:
         return self.live().index
 
+    def _at(self, live: Live | None) -> Index:
+        """The index of `live` while it is still the generation served (a request reads CURRENT
+        once and hands its Live on), else of the generation served now."""
+        return live.index if live is not None and live is self._live else self.index()
+
     def live(self) -> Live:
         """The index of the live generation, read again when the generation changed; with it
         everything kept for the old one (pipelines, golden set, judge, labels, answers) is dropped."""
@@ -165,8 +170,8 @@ class Source:
                 self.answers.live(generation)
             return self._live
 
-    def pipeline(self, config: Config) -> Pipeline:
-        index = self.index()
+    def pipeline(self, config: Config, live: Live | None = None) -> Pipeline:
+        index = self._at(live)
         key = settings_key(config)
         with self._lock:
             if key in self._pipelines:
@@ -179,17 +184,17 @@ class Source:
                 self._pipelines.popitem(last=False)
         return built
 
-    def judge(self) -> Judge:
-        index = self.index()
+    def judge(self, live: Live | None = None) -> Judge:
+        index = self._at(live)
         with self._lock:
             if self._judge is None:
                 self._judge = Judge(index.chunks)
             return self._judge
 
-    def titles(self) -> list[str]:
+    def titles(self, live: Live | None = None) -> list[str]:
         """Every document's title, read once per generation (a generated answer's citations
         are checked against them)."""
-        index = self.index()
+        index = self._at(live)
         with self._lock:
             if self._titles is None:
                 self._titles = [d.title for d in index.documents.values()]
@@ -235,10 +240,10 @@ class Source:
 
     # golden questions --------------------------------------------------------------------
 
-    def golden(self) -> Golden | None:
+    def golden(self, live: Live | None = None) -> Golden | None:
         """The golden set named by the index's calibration, training or runs (the demo's for
         the demo index); None when none of them can be read."""
-        index = self.index()
+        index = self._at(live)
         with self._lock:
             if self._golden is not None:
                 return self._golden[1]
