@@ -18,9 +18,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-# Bytes of JSON kept per index. A demo answer's twin is 55-90 KB, a 4,000-character question's
-# about 100 KB (bench/load.py's questions): 32 MB keeps the last 300-500 distinct asks, which
-# covers a golden set's questions under a few settings; the oldest used is dropped first.
+# Bytes of JSON kept per index. A demo answer's twin is 90-140 KB (114 KB on average over
+# bench/load.py's golden questions), a 4,000-character question's 162 KB: 32 MB keeps the last
+# 200-300 distinct asks, a golden set's questions under a setting or two; the least recently
+# used is dropped first.
 ANSWERS_MB = 32
 
 
