@@ -9,7 +9,11 @@ sends every request at the same moment from 200 client threads:
   answer.k), each a pipeline the server has not built yet when the load begins.
 
 Reports, per kind and overall, latency p50/p95/p99 (seconds, from sending to the last byte)
-and errors (anything but HTTP 200). Writes bench/results/load.json and .md.
+and errors (anything but HTTP 200); then, with the server stopped, the same questions asked
+in-process (`Pipeline.run`, one after another, after the same one-question warm-up the server
+had) and the ask pages built in-process (the page's data and its JSON twin, an empty answer
+cache), and the ratio of the server's time per request (wall time of the burst / requests) to
+the in-process ask time: what serving adds to answering. Writes bench/results/load.json and .md.
 
     python bench/load.py                 # 200 requests: 120 simple, 40 heavy, 40 settings
     python bench/load.py --requests 50   # a quick look
@@ -36,6 +40,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+WARM = "What does error E-4107 mean?"  # the one question asked before the burst (and in-process)
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 SETTINGS = [{"bm25.k1": k1, "bm25.b": b, "answer.k": k}
@@ -106,6 +111,38 @@ def summary(rows: list[dict]) -> dict:
             "max": round(max(ok), 3) if ok else None}
 
 
+def in_process(index: Path, plan: list[tuple[str, str]], warm: str) -> dict:
+    """Milliseconds per request of the plan's asks in this process (`Pipeline.run`, settings
+    parsed as the server parses them), then of its ask pages (data and JSON twin, a new source:
+    nothing kept); each pass after one warm-up question, as the server had."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from glassrag.web.ask import AskView
+    from glassrag.web.catalog import Source
+
+    params = [{**dict(parse_qsl(urlsplit(path).query)), "generate.enabled": "false"} for _, path in plan]
+    warmup = {"q": warm, "generate.enabled": "false"}
+    source = Source(index.name, index)
+    view = AskView(source, warmup)
+    source.pipeline(view.config).run(view.question)
+    ask_ms = []
+    for p in params:
+        view = AskView(source, p)
+        pipeline = source.pipeline(view.config)
+        t0 = time.perf_counter()
+        pipeline.run(view.question)
+        ask_ms.append((time.perf_counter() - t0) * 1000)
+    source = Source(index.name, index)
+    AskView(source, warmup).body()
+    page_ms = []
+    for p in params:
+        t0 = time.perf_counter()
+        AskView(source, p).body()
+        page_ms.append((time.perf_counter() - t0) * 1000)
+    return {"ask_ms_mean": round(float(np.mean(ask_ms)), 3), "ask_ms_p50": round(float(np.median(ask_ms)), 3),
+            "page_ms_mean": round(float(np.mean(page_ms)), 3), "page_ms_p50": round(float(np.median(page_ms)), 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200)
@@ -128,14 +165,18 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(0.1)
-            alone = fire(base, [("simple alone", "/ask.json?q=" + "What+does+error+E-4107+mean%3F")] * 1,
-                         args.timeout)
+            alone = fire(base, [("simple alone", "/ask.json?" + urlencode({"q": WARM}))] * 1, args.timeout)
+            load_before = os.getloadavg()
+            plan = requests_for(args.requests)
             t0 = time.perf_counter()
-            rows = fire(base, requests_for(args.requests), args.timeout)
+            rows = fire(base, plan, args.timeout)
             wall = time.perf_counter() - t0
+            load_after = os.getloadavg()
         finally:
             server.terminate()
             server.wait(timeout=30)
+        inside = in_process(index, plan, WARM)
+    server_ms = wall * 1000 / args.requests
     kinds = sorted({r["kind"] for r in rows})
     import glassrag.web.server as server_module
 
@@ -151,6 +192,11 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
         "simple_question_alone_seconds": round(alone[0]["seconds"], 3),
         "wall_seconds": round(wall, 2),
+        "load_average_1min": [round(load_before[0], 2), round(load_after[0], 2)],
+        "server_ms_per_request": round(server_ms, 3),
+        "in_process": inside,
+        "server_per_request_over_in_process_ask": round(server_ms / inside["ask_ms_mean"], 2),
+        "server_per_request_over_in_process_page": round(server_ms / inside["page_ms_mean"], 2),
         "overall": summary(rows),
         "by_kind": {k: summary([r for r in rows if r["kind"] == k]) for k in kinds},
         "statuses": sorted({str(r["status"]) for r in rows}),
@@ -164,7 +210,15 @@ def main() -> None:
     text = (f"{result['what']}; code {result['code']}, Python {result['python']}, "
             + ", ".join(f"{k} {v}" for k, v in result["packages"].items())
             + f"\n\nA simple question alone: {result['simple_question_alone_seconds']} s. "
-              f"All {args.requests} requests done in {result['wall_seconds']} s.\n\n" + "\n".join(lines) + "\n")
+              f"All {args.requests} requests done in {result['wall_seconds']} s (1-minute load average "
+              f"{result['load_average_1min'][0]} before, {result['load_average_1min'][1]} after, on "
+              f"{os.cpu_count()} cores).\n\n" + "\n".join(lines) + "\n\n"
+            + "| server ms per request (wall / requests) | in-process ask ms (mean, p50) | in-process page ms "
+              "(mean, p50) | server / ask | server / page |\n|---:|---:|---:|---:|---:|\n"
+            + f"| {result['server_ms_per_request']} | {inside['ask_ms_mean']}, {inside['ask_ms_p50']} | "
+              f"{inside['page_ms_mean']}, {inside['page_ms_p50']} | "
+              f"{result['server_per_request_over_in_process_ask']} | "
+              f"{result['server_per_request_over_in_process_page']} |\n")
     (RESULTS / f"{name}.md").write_text(text)
     print(text)
 

@@ -204,6 +204,11 @@ def test_compare_refuses_another_format(index):
     (lambda d: {**d, "ranking": [1]}, "'ranking' should be"),
     (lambda d: {**d, "stages": {"bm25": [1]}}, "stage 'bm25'"),
     (lambda d: {**d, "k": "5"}, "'k' should be"),
+    # the web's fuzzer found these gave a 500 on /analytics (compare.py reads the ids)
+    (lambda d: {**d, "gate": {**d["gate"], "offtopic": ["q1"]}}, "'gate.offtopic' should be"),
+    (lambda d: {**d, "gate": {**d["gate"], "offtopic": {"asked": True}}}, "'gate.offtopic' should be"),
+    (lambda d: {**d, "gate": {**d["gate"], "offtopic": {"asked": ["a"], "answered": [["a"]]}}},
+     "'gate.offtopic' should be"),
 ])
 def test_a_run_file_of_the_wrong_shape_is_refused_by_name(index, damage, message):
     data = evaluate(Pipeline(index), QUESTIONS).to_dict()

@@ -210,3 +210,22 @@ def test_weights_computed_in_slices_equal_weights_computed_at_once(monkeypatch, 
     whole = module.bm25_weights(counts, 1.2, 0.75)
     monkeypatch.setattr(module, "WEIGHT_SLICE", slice_entries)
     np.testing.assert_array_equal(module.bm25_weights(counts, 1.2, 0.75), whole)
+
+
+def test_explain_many_is_explain_of_each_document_in_the_order_asked():
+    """One matrix for many documents must not mix their rows up: each list equals that
+    document's own explanation written out by hand, and sums to its score."""
+    bm25 = BM25(TermCounts.build(DOCS), k1=1.2, b=0.75)
+    question = ["error", "tilt", "error", "zebra"]
+    many = bm25.explain_many(question, [2, 0, 1, 0])
+    assert [[r["tf"] for r in rows] for rows in many] == [[0, 2, 0], [1, 1, 0], [2, 0, 0], [1, 1, 0]]
+    avgdl = 3.0
+    w_tilt_2 = 2 * 2.2 / (2 + 1.2 * (1 - 0.75 + 0.75 * 2 / avgdl))
+    assert many[0][1]["contribution"] == pytest.approx(hand_idf(3, 2) * w_tilt_2)
+    scores = bm25.score_all(question)
+    for doc, rows in zip([2, 0, 1, 0], many):
+        assert sum(r["contribution"] for r in rows) == pytest.approx(float(scores[doc]), rel=1e-6)
+    assert bm25.explain_many(question, []) == []
+    bounded = bm25.explain_many(question, [1, 2], max_terms=1)
+    assert [[r["term"] for r in rows] for rows in bounded] == [["error", "(2 more terms)"],
+                                                                ["tilt", "(2 more terms)"]]

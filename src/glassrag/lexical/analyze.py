@@ -15,6 +15,7 @@ typed with a plain hyphen finds the one printed with en dashes, and the other wa
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import Stemmer
@@ -39,6 +40,15 @@ def fold(text: str) -> str:
     zero-width spaces dropped (see the module docstring)."""
     return text.translate(_FOLD)
 _PART = re.compile(r"\w+")
+# The highlighter analyses a passage one word at a time (present/highlight.py): 500 calls a
+# question, a third of a demo ask's time under load (issue 30). Texts this short are kept with
+# their tokens, up to SHORT_KEPT of them (then the memo starts again).
+SHORT = 40
+SHORT_KEPT = 100_000
+# The ask page analyses the question the pipeline has just analysed (for its BM25 table): the
+# last RECENT texts of up to RECENT_CHARS characters (a question's limit) are kept too.
+RECENT = 64
+RECENT_CHARS = 4096
 
 
 class Analyzer:
@@ -55,6 +65,8 @@ class Analyzer:
         self._stop = STOPWORDS[stopwords]
         self._stemmer: Any = None
         self._cache: dict[str, str] = {}
+        self._short: dict[str, tuple[str, ...]] = {}
+        self._recent = lru_cache(maxsize=RECENT)(lambda text: tuple(self._analyze(text)))
 
     def params(self) -> dict[str, Any]:
         return {"stopwords": self.stopwords, "stem": self.stem,
@@ -72,6 +84,16 @@ class Analyzer:
         return out
 
     def __call__(self, text: str) -> list[str]:
+        if len(text) > SHORT:
+            return list(self._recent(text)) if len(text) <= RECENT_CHARS else self._analyze(text)
+        kept = self._short.get(text)
+        if kept is None:
+            if len(self._short) >= SHORT_KEPT:
+                self._short.clear()
+            kept = self._short[text] = tuple(self._analyze(text))
+        return list(kept)
+
+    def _analyze(self, text: str) -> list[str]:
         words = self.words(text)
         if not self.stem:
             return words

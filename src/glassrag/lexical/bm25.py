@@ -197,31 +197,69 @@ class BM25:
         With `max_terms`, the `max_terms` largest contributions are kept, in query order,
         and one row `(N more terms)` carries the sum of the rest, so a question of
         thousands of terms gives a bounded explanation that still adds up."""
+        return self.explain_many(tokens, [doc], max_terms)[0]
+
+    def explain_many(self, tokens: list[str], docs: list[int],
+                     max_terms: int | None = None) -> list[list[dict[str, Any]]]:
+        """`explain` for each of `docs`, in one pass: the counts of the question's terms in
+        these documents are read as one small matrix and every contribution
+
+            n(t, q) · IDF(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl))
+
+        is computed at once (the same float64 operations, in the same order, as one at a time);
+        only the rows kept become dicts."""
         occurrences: dict[str, int] = {}
         for t in tokens:
             occurrences[t] = occurrences.get(t, 0) + 1
+        terms = list(occurrences)
+        vocab = self.counts.vocab
+        tids = [vocab.get(t) for t in terms]
+        known = [j for j, tid in enumerate(tids) if tid is not None]
+        at = np.asarray(docs, dtype=np.int64)
+        tf = np.zeros((len(at), len(terms)), dtype=np.float64)
+        if known and len(at):
+            columns = self.counts.tf[:, [tids[j] for j in known]].tocsr()[at]
+            tf[:, known] = columns.toarray()
+        dl = np.asarray(self.counts.doc_len[at], dtype=np.float64)[:, None]
+        idf = np.zeros(len(terms), dtype=np.float64)
+        idf[known] = self.idf[[tids[j] for j in known]]
+        n = np.array([occurrences[t] for t in terms], dtype=np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weight = np.where(tf > 0, term_weight(tf, dl, max(self.avgdl, 1e-9), self.k1, self.b), 0.0)
+        contribution = n * idf * weight
+        bounded = max_terms is not None and len(terms) > max_terms
+        # per document, the max_terms largest contributions (a stable sort: ties keep query order)
+        largest = np.argsort(-contribution, axis=1, kind="stable")[:, :max_terms].tolist() if bounded else None
+        # the rows are built from Python lists (the same floats), not element by element from arrays
+        n_, idf_, tf_, contribution_ = n.tolist(), idf.tolist(), tf.astype(np.int64).tolist(), contribution.tolist()
+        return [self._rows(terms, tids, n_, idf_, tf_[i], contribution_[i], max_terms,
+                           None if largest is None else largest[i]) for i in range(len(at))]
+
+    @staticmethod
+    def _rows(terms: list[str], tids: list[int | None], n: list[int], idf: list[float], tf: list[int],
+              contribution: list[float], max_terms: int | None, largest: list[int] | None) -> list[dict[str, Any]]:
+        """One document's explanation rows: every term's, or those of its `largest` contributions in
+        query order and one row summing the rest."""
+        if largest is None:
+            keep: Any = range(len(terms))
+            rest: list[int] = []
+        else:
+            kept = set(largest)
+            keep, rest = sorted(kept), [j for j in range(len(terms)) if j not in kept]
         rows = []
-        dl = float(self.counts.doc_len[doc])
-        for t, n in occurrences.items():
-            tid = self.counts.vocab.get(t)
-            if tid is None:
-                rows.append({"term": t, "idf": 0.0, "tf": 0, "occurrences": n, "contribution": 0.0,
+        for j in keep:
+            if tids[j] is None:
+                rows.append({"term": terms[j], "idf": 0.0, "tf": 0, "occurrences": n[j], "contribution": 0.0,
                              "note": "not in the index"})
-                continue
-            tf = float(self.counts.tf[doc, tid])
-            weight = term_weight(np.float64(tf), np.float64(dl), max(self.avgdl, 1e-9),
-                                 self.k1, self.b) if tf else 0.0
-            rows.append({"term": t, "idf": float(self.idf[tid]), "tf": int(tf), "occurrences": n,
-                         "contribution": float(n * self.idf[tid] * weight)})
-        if max_terms is None or len(rows) <= max_terms:
-            return rows
-        keep = set(sorted(range(len(rows)), key=lambda i: -rows[i]["contribution"])[:max_terms])
-        rest = [r for i, r in enumerate(rows) if i not in keep]
-        return [r for i, r in enumerate(rows) if i in keep] + [{
-            "term": f"({len(rest)} more terms)", "idf": 0.0, "tf": 0,
-            "occurrences": sum(r["occurrences"] for r in rest),
-            "contribution": sum(r["contribution"] for r in rest),
-            "note": f"explanation bounded to {max_terms} terms; this row sums the other {len(rest)}"}]
+            else:
+                rows.append({"term": terms[j], "idf": idf[j], "tf": tf[j], "occurrences": n[j],
+                             "contribution": contribution[j]})
+        if rest:
+            rows.append({"term": f"({len(rest)} more terms)", "idf": 0.0, "tf": 0,
+                         "occurrences": sum(n[j] for j in rest),
+                         "contribution": sum([contribution[j] for j in rest]),  # in query order
+                         "note": f"explanation bounded to {max_terms} terms; this row sums the other {len(rest)}"})
+        return rows
 
 
 def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

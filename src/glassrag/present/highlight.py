@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from glassrag.chunk.units import sentence_spans
@@ -61,16 +62,25 @@ _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")  # 4, 1.2, 14,200, 08:00: not E-4107 o
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _CLAUSE = re.compile(r"[,;:|()\n]|[.!?](\s|$)")
 MAX_WORDS = 6
+# questions whose kind (asks for a name, a quantity, a figure) is kept: each passage of an answer
+# asks again, and a 4,000-character question takes a few milliseconds to search (issue 30)
+QUESTIONS_KEPT = 256
+# windows of chunk text whose words are kept with their terms (the part of the rule that does not
+# depend on the question; half the highlighter's time, issue 30)
+WINDOWS_KEPT = 4096
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_name(question: str) -> bool:
     return bool(_ASKS_FOR_NAME.search(question))
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_quantity(question: str) -> bool:
     return bool(_ASKS_FOR_QUANTITY.search(question))
 
 
+@lru_cache(maxsize=QUESTIONS_KEPT)
 def asks_for_a_figure(question: str) -> bool:
     """A quantity, or a thing whose answer is a figure (a cost, a limit, a version)."""
     return asks_for_a_quantity(question) or bool(_FIGURE_NOUNS.search(question))
@@ -116,24 +126,40 @@ def _units(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return units
 
 
+@lru_cache(maxsize=WINDOWS_KEPT)
+def _segmented(text: str, start: int, end: int,
+               analyze: Callable[[str], list[str]]) -> tuple[tuple[tuple[int, int, frozenset[str] | None], ...], ...]:
+    """The words of text[start:end] by unit, each with its terms (None: a section number, which
+    counts as a stopword): the same for every question, so worked out once per window shown."""
+    units = []
+    for a, b in _units(text, start, end):
+        words: list[tuple[int, int, frozenset[str] | None]] = []
+        for m in _WORD.finditer(text, a, b):
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            if _SECTION_NUMBER.fullmatch(m.group()) and not line.strip():
+                words.append((m.start(), m.end(), None))
+            else:
+                words.append((m.start(), m.end(), frozenset(analyze(m.group()))))
+        units.append(tuple(words))
+    return tuple(units)
+
+
 def _words(text: str, start: int, end: int, question_terms: set[str],
            analyze: Callable[[str], list[str]]) -> tuple[list[_Word], list[int]]:
     """The words of text[start:end] with their kinds and units, and each unit's count
     of question terms."""
-    bounds = _units(text, start, end)
     words: list[_Word] = []
     cover = []
-    for s, (a, b) in enumerate(bounds):
+    for s, unit in enumerate(_segmented(text, start, end, analyze)):
         held: set[str] = set()
-        for m in _WORD.finditer(text, a, b):
-            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-            if _SECTION_NUMBER.fullmatch(m.group()) and not line.strip():
-                words.append(_Word(m.start(), m.end(), "s", s))
+        for a, b, terms in unit:
+            if terms is None:
+                words.append(_Word(a, b, "s", s))
                 continue
-            terms = set(analyze(m.group()))
-            kind = "q" if terms & question_terms else "n" if terms else "s"
-            held |= terms & question_terms
-            words.append(_Word(m.start(), m.end(), kind, s))
+            asked = terms & question_terms
+            kind = "q" if asked else "n" if terms else "s"
+            held |= asked
+            words.append(_Word(a, b, kind, s))
         cover.append(len(held))
     return words, cover
 

@@ -12,10 +12,22 @@ accuracy ≤ recall at the budget.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from glassrag.read.quotable import quotable_sentences
 from glassrag.schema import Quote
+
+
+# chunk texts whose quotable sentences are kept: a chunk's sentences and their terms are the
+# same for every question, and finding them was a fifth of a demo ask's time (issue 30)
+SENTENCES_KEPT = 4096
+
+
+@lru_cache(maxsize=SENTENCES_KEPT)
+def sentences(text: str, analyze: Callable[[str], list[str]]) -> tuple[tuple[int, int, frozenset[str]], ...]:
+    """`quotable_sentences` of a chunk's text, computed once per text and analyser."""
+    return tuple(quotable_sentences(text, analyze))
 
 
 @dataclass
@@ -31,7 +43,7 @@ class ExtractiveReader:
         best: tuple[float, str, int, int, str] | None = None
         for chunk_id, text in chunks:
             n = len(question_terms)
-            for a, b, terms in quotable_sentences(text, self.analyze):
+            for a, b, terms in sentences(text, self.analyze):
                 cov = len(question_terms & terms) / n if n else 0.0
                 if best is None or cov > best[0]:
                     best = (cov, chunk_id, a, b, text[a:b])

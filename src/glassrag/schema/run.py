@@ -89,6 +89,11 @@ class Run(_Plain):
                 "re-run glassrag eval with this version (the old file's numbers mix the two)")
         for key in ("index", "config", "golden", "stages", "by_kind", "losses", "gate"):
             need(isinstance(data.get(key), dict), f"'{key}' should be an object")
+        offtopic = data["gate"].get("offtopic")  # the off-topic questions' ids (compare.py reads them)
+        need(offtopic is None or (isinstance(offtopic, dict) and all(
+            isinstance(offtopic.get(k, []), list) and all(isinstance(q, str) for q in offtopic.get(k, []))
+            for k in ("asked", "answered"))),
+            "'gate.offtopic' should be {\"asked\": [question ids], \"answered\": [question ids]}")
         need(isinstance(data.get("k"), int) and not isinstance(data.get("k"), bool) and data["k"] >= 1,
              "'k' should be a whole number ≥ 1")
         need(isinstance(data.get("seconds"), (int, float)), "'seconds' should be a number")

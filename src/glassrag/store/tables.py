@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import mmap
 from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
@@ -27,6 +28,14 @@ from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
 
 DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError)
+# parsed chunks kept per table (a Chunk is frozen, so they are shared safely): a question reads
+# about 110 chunks (the rerankers, the excerpts, the reader), many of them the same from one
+# question to the next; parsing their rows again was a tenth of a demo ask (issue 30). About
+# 2 KB each: 8 MB at most.
+CHUNKS_KEPT = 4096
+# ids whose row is kept per lookup table: a question looks up about 200 (the gate's signals, the
+# budget, the rerankers), each a binary search over memory-mapped ids
+IDS_KEPT = 65_536
 
 
 def damaged(folder: Path, err: Exception) -> StoreError:
@@ -68,10 +77,12 @@ class IdLookup(Mapping[str, int]):
 
     def __init__(self, sorted_ids: np.ndarray, order: np.ndarray) -> None:
         self.sorted_ids, self.order = sorted_ids, order
+        self._row = lru_cache(maxsize=IDS_KEPT)(self._search)
 
     def _find(self, key: object) -> int:
-        if not isinstance(key, str):
-            return -1
+        return self._row(key) if isinstance(key, str) else -1
+
+    def _search(self, key: str) -> int:
         b = key.encode("utf-8")
         if self.sorted_ids.dtype.itemsize < len(b):
             return -1
@@ -160,11 +171,12 @@ class ChunkTable(ChunkRows):
         self.positions = IdLookup(load_array(folder / "chunk_ids_sorted.npy"),
                                   load_array(folder / "chunk_ids_order.npy"))
         check_size(folder / "chunks.jsonl", int(self.offsets[-1]))
+        self._at = lru_cache(maxsize=CHUNKS_KEPT)(self._read)  # type: ignore[method-assign]
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _at(self, i: int) -> Chunk:
+    def _read(self, i: int) -> Chunk:
         return self._chunk(i, self._rows[int(self.offsets[i]):int(self.offsets[i + 1])])
 
     def _chunk(self, i: int, line: bytes) -> Chunk:

@@ -6,6 +6,7 @@ its labels and where its answer was lost, now and in a saved run.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlencode
@@ -22,15 +23,18 @@ from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.stage import own_score
 from glassrag.web import settings
-from glassrag.web.catalog import Source
+from glassrag.web.catalog import Source, settings_key
 from glassrag.web.glossary import CAUSES
-from glassrag.web.route import Label, layout, short_tag
+from glassrag.web.encode import encode
+from glassrag.web.route import add_terms, drawn_in, layout
 
 # terms BM25's per-term explanation lists for a chunk; the rest are summed in one row. A
 # 4,000-character question of repeated identifiers made a 1.05 MB answer page (609 KB of
 # per-term rows, issue 13.6); a table wider than this is not read anyway
 MAX_EXPLAINED_TERMS = 24
 TRIES = 6  # questions to try on the page before a question, one of each kind
+TERM_ROWS = 10  # rows of the BM25 term table: bm25's top chunks
+EXPLAINED_RANKS = 30  # a route's bm25 node gets its per-term line down to this rank
 
 
 def ask_link(index: str, question: str, run: str | None = None,
@@ -93,7 +97,8 @@ class AskView:
 
     def __init__(self, source: Source, params: Mapping[str, str], backend: str | None = None) -> None:
         self.source = source
-        self.index = source.index()
+        self.live = source.live()  # CURRENT read once a request; the source's parts asked for this generation
+        self.index, self.generation, self._label = self.live.index, self.live.generation, self.live.label
         self.available = settings.retrievers(self.index)
         self.chosen = settings.parse(params, self.available)
         self.base = self.index.config
@@ -103,8 +108,36 @@ class AskView:
         self.question = (params.get("q") or "").strip()
         self.run_name = (params.get("run") or "").strip() or None
 
+    def body(self) -> bytes:
+        """The JSON twin: computed on the first ask of this question with these settings on this
+        generation of the index, kept (glassrag/web/cache.py) and served as it is after that; a
+        saved run's part (`run=`) is read anew each time, as its file can change."""
+        if self.run_name:
+            return encode(self.data())
+        return self._kept()
+
     def data(self) -> dict[str, Any]:
-        golden = self.source.golden()
+        """What the page draws: its JSON twin, parsed (so the page shows exactly what the twin says)."""
+        out = json.loads(self._kept())
+        if self.run_name:
+            out["run"] = self._run()
+        return out
+
+    def _kept(self) -> bytes:
+        """The twin without a run's part, from the cache, or computed and kept; a generated answer
+        (a POST) is never kept: each press of the button asks the model again."""
+        if self.config.generate.enabled:
+            return encode(self.compute())
+        key = settings_key(self.config)
+        body = self.source.answers.get(self.generation, key, self.question)
+        if body is None:
+            body = encode(self.compute())
+            self.source.answers.put(self.generation, key, self.question, body)
+        return body
+
+    def compute(self) -> dict[str, Any]:
+        """The page's data, computed (without a saved run's part)."""
+        golden = self.source.golden(self.live)
         out: dict[str, Any] = {
             "index": self.source.name, "question": self.question,
             "settings": {"changed": settings.changed(self.config, self.base, self.available),
@@ -114,28 +147,27 @@ class AskView:
             "golden_file": str(golden.path) if golden else None,
             "answer": None, "run": None, "golden": None,
         }
-        if self.run_name:
-            out["run"] = self._run()
         if not self.question:
             out["start"] = self._start(out["examples"])
             return out
-        pipeline = self.source.pipeline(self.config)
+        pipeline = self.source.pipeline(self.config, self.live)
         answer = pipeline.run(self.question)
         labelled = golden.find(self.question) if golden else None
         relevant: set[str] = set()
         if labelled is not None:
             out["golden"], relevant = self._golden(labelled, answer)
         tokens = self.index.analyzer(self.question)
-        explain = self._explain(pipeline, tokens, answer)
+        route = layout(answer, self._label, relevant)
+        explain = self._explain(pipeline, tokens, answer, drawn_in(route, "bm25"))
+        add_terms(route, {cid: _terms_line(rows) for cid, rows in explain.items()})
         out["answer"] = answer.to_dict()
         if answer.generation is not None:  # its scores, as eval --generate counts them
             out["generation_grade"] = generation_record(
-                labelled, answer.generation, self.source.titles(), self.index.analyzer)
+                labelled, answer.generation, self.source.titles(self.live), self.index.analyzer)
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
         out["score"] = explain_score(scoring_stage(answer))
-        out["route"] = layout(answer, self._label, relevant,
-                              {cid: _terms_line(rows) for cid, rows in explain.items()})
+        out["route"] = route
         out["bm25_terms"] = self._term_table(answer, tokens, explain)
         out["stages"] = [{"name": t.name, "kind": t.kind, "n_in": t.n_in, "n_out": len(t.hits), "ms": t.ms,
                           "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t)}
@@ -170,12 +202,6 @@ class AskView:
                 "controls": sum(len(g.get("fields", [])) for g in settings.form(self.config, self.base,
                                                                                  self.available))}
 
-    def _label(self, chunk_id: str) -> Label:
-        chunk = self.index.chunk(chunk_id)
-        doc = self.index.documents[chunk.doc_id]
-        citation = f"{doc.title}, {chunk.locator}" if chunk.locator else doc.title
-        return Label(short_tag(doc.id, chunk.locator), citation, doc.id)
-
     def _passage(self, p: Passage, explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         cut_before = bool(p.excerpt) and p.excerpt_start > 0
         cut_after = bool(p.excerpt) and p.excerpt_start + len(p.excerpt) < len(p.text)
@@ -185,16 +211,21 @@ class AskView:
                 "cut_before": cut_before, "cut_after": cut_after,
                 "bm25": explain.get(p.chunk_id, [])}
 
-    def _explain(self, pipeline: Pipeline, tokens: list[str], answer: Answer) -> dict[str, list[dict[str, Any]]]:
-        """BM25's per-term contributions for the chunks the page names (bm25's top and the shown)."""
+    def _explain(self, pipeline: Pipeline, tokens: list[str], answer: Answer,
+                 drawn: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """BM25's per-term contributions for the chunks the page shows them for, in one call: the
+        term table's (bm25's top TERM_ROWS), the shown passages', and the route's bm25 nodes among
+        bm25's top EXPLAINED_RANKS."""
         ran = any(t.name == "bm25" for t in answer.trace)
         if not ran:
             return {}
         bm25 = answer.stage("bm25")
-        wanted = [h.chunk_id for h in bm25.hits[:30]]
+        ranked = {h.chunk_id for h in bm25.hits[:EXPLAINED_RANKS]}
+        wanted = [h.chunk_id for h in bm25.hits[:TERM_ROWS]] + [cid for cid in drawn if cid in ranked]
         wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
-        return {cid: pipeline.bm25.explain(tokens, self.index.position[cid], MAX_EXPLAINED_TERMS)
-                for cid in dict.fromkeys(wanted)}
+        ids = list(dict.fromkeys(wanted))
+        rows = pipeline.bm25.explain_many(tokens, [self.index.position[cid] for cid in ids], MAX_EXPLAINED_TERMS)
+        return dict(zip(ids, rows))
 
     def _term_table(self, answer: Answer, tokens: list[str],
                     explain: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -205,7 +236,7 @@ class AskView:
         if len(distinct) > len(terms):
             terms.append(f"({len(distinct) - len(terms)} more terms)")
         rows = []
-        for h in answer.stage("bm25").hits[:10]:
+        for h in answer.stage("bm25").hits[:TERM_ROWS]:
             by_term: dict[str, dict[str, Any]] = {}
             for r in explain[h.chunk_id]:
                 column = r["term"] if r["term"] in terms[:MAX_EXPLAINED_TERMS] else terms[-1]
@@ -219,7 +250,7 @@ class AskView:
                 "bounded": len(distinct) > MAX_EXPLAINED_TERMS}
 
     def _golden(self, q: Question, answer: Answer) -> tuple[dict[str, Any], set[str]]:
-        judgement = self.source.judge().judge(q)
+        judgement = self.source.judge(self.live).judge(q)
         relevant = judgement.relevant_chunks() - judgement.excluded
         shown = [] if answer.declined else ([answer.passage] if answer.passage else []) + list(answer.also_found)
         seen = visible(judgement, q, [p.shown for p in shown]) if q.answerable and shown else False

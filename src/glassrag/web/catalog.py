@@ -14,8 +14,9 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from glassrag.config import Config
 from glassrag.errors import GlassragError, GoldenError, StoreError
@@ -23,6 +24,8 @@ from glassrag.evaluate.golden import Question, load_golden, normalize_space
 from glassrag.evaluate.relevance import Judge
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore, Index, is_postgres, open_store
+from glassrag.web.cache import AnswerCache
+from glassrag.web.route import Label, short_tag
 
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
 # The settings cache: pipelines kept per index, sized by memory. A pipeline holds its own
@@ -36,6 +39,16 @@ PIPELINE_BUDGET_MB = 256
 PIPELINES_MAX = 32
 PER_CHUNK_BYTES = 320  # measured: (19.9 MB - 3.3 M postings × 4 B) / 22,000 chunks
 PIPELINE_BASE_BYTES = 8 * 1024  # its stages, gate and reader: ~10 KB on a 4-document index
+# chunk labels kept per index (about 200 bytes each): every chunk of the demo, the chunks a few
+# thousand questions drew on a large index. A label read from the store costs about 0.15 ms (it
+# parses the chunk's row and its document's, sections included); the route and the BM25 table
+# name 40-80 chunks a page.
+LABELS_KEPT = 65_536
+
+
+def settings_key(config: Config) -> str:
+    """A configuration as one text: equal for equal settings, whatever their order or origin."""
+    return json.dumps(config.to_dict(), sort_keys=True, default=str)
 
 
 def pipeline_bytes(index: Index) -> int:
@@ -74,6 +87,24 @@ class RunFile:
 
 
 @dataclass(frozen=True)
+class Live:
+    """One generation of an index as it is served: the index, the generation's name, and its
+    chunks' labels (kept for this generation, `LABELS_KEPT` at most)."""
+
+    index: Index
+    generation: str
+    label: Callable[[str], Label]
+
+
+def chunk_label(index: Index, chunk_id: str) -> Label:
+    """How a page names a chunk: its short tag, its citation and its document."""
+    chunk = index.chunk(chunk_id)
+    doc = index.documents[chunk.doc_id]
+    citation = f"{doc.title}, {chunk.locator}" if chunk.locator else doc.title
+    return Label(short_tag(doc.id, chunk.locator), citation, doc.id)
+
+
+@dataclass(frozen=True)
 class Golden:
     """The golden set that labels an index's questions, and its questions by id and by text."""
 
@@ -93,8 +124,7 @@ class Source:
         self.path = path
         self.store = open_store(path)  # a folder, or a PostgreSQL schema (a postgresql:// URL)
         self._lock = threading.Lock()
-        self._index: Index | None = None
-        self._generation: str | None = None
+        self._live: Live | None = None
         self._pipelines: OrderedDict[str, Pipeline] = OrderedDict()
         self._runs: dict[str, tuple[bytes, RunFile]] = {}
         self._golden: tuple[str | None, Golden | None] | None = None
@@ -102,6 +132,7 @@ class Source:
         # the folder beside which runs, sweeps and lab runs are kept; an index in PostgreSQL has none
         self.folder: Path | None = None if is_postgres(str(path)) else Path(path)
         self._titles: list[str] | None = None
+        self.answers = AnswerCache()  # the ask page's JSON twins of the live generation
 
     # the index -------------------------------------------------------------------------
 
@@ -117,20 +148,31 @@ class Source:
                              f"rebuild it: glassrag ingest PATH --index {self.path}") from None
 
     def index(self) -> Index:
+        return self.live().index
+
+    def _at(self, live: Live | None) -> Index:
+        """The index of `live` while it is still the generation served (a request reads CURRENT
+        once and hands its Live on), else of the generation served now."""
+        return live.index if live is not None and live is self._live else self.index()
+
+    def live(self) -> Live:
+        """The index of the live generation, read again when the generation changed; with it
+        everything kept for the old one (pipelines, golden set, judge, labels, answers) is dropped."""
         generation = self.generation
         with self._lock:
-            if self._index is None or generation != self._generation:
-                self._index = self.store.read()
-                self._generation = generation
+            if self._live is None or generation != self._live.generation:
+                index = self.store.read()
+                self._live = Live(index, generation, lru_cache(maxsize=LABELS_KEPT)(partial(chunk_label, index)))
                 self._pipelines.clear()
                 self._golden = None
                 self._judge = None
                 self._titles = None
-            return self._index
+                self.answers.live(generation)
+            return self._live
 
-    def pipeline(self, config: Config) -> Pipeline:
-        index = self.index()
-        key = json.dumps(config.to_dict(), sort_keys=True, default=str)
+    def pipeline(self, config: Config, live: Live | None = None) -> Pipeline:
+        index = self._at(live)
+        key = settings_key(config)
         with self._lock:
             if key in self._pipelines:
                 self._pipelines.move_to_end(key)
@@ -142,17 +184,17 @@ class Source:
                 self._pipelines.popitem(last=False)
         return built
 
-    def judge(self) -> Judge:
-        index = self.index()
+    def judge(self, live: Live | None = None) -> Judge:
+        index = self._at(live)
         with self._lock:
             if self._judge is None:
                 self._judge = Judge(index.chunks)
             return self._judge
 
-    def titles(self) -> list[str]:
+    def titles(self, live: Live | None = None) -> list[str]:
         """Every document's title, read once per generation (a generated answer's citations
         are checked against them)."""
-        index = self.index()
+        index = self._at(live)
         with self._lock:
             if self._titles is None:
                 self._titles = [d.title for d in index.documents.values()]
@@ -198,10 +240,10 @@ class Source:
 
     # golden questions --------------------------------------------------------------------
 
-    def golden(self) -> Golden | None:
+    def golden(self, live: Live | None = None) -> Golden | None:
         """The golden set named by the index's calibration, training or runs (the demo's for
         the demo index); None when none of them can be read."""
-        index = self.index()
+        index = self._at(live)
         with self._lock:
             if self._golden is not None:
                 return self._golden[1]

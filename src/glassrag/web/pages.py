@@ -4,8 +4,6 @@ server.py routes requests to them."""
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -20,6 +18,7 @@ from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
 from glassrag.web.documents import document_view, documents_view
+from glassrag.web.encode import encode
 from glassrag.web.forms import Forms
 from glassrag.web.glossary import anchor, entries
 
@@ -28,20 +27,8 @@ HERE = Path(__file__).parent
 
 # rendering -------------------------------------------------------------------------------------
 
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN and infinities become null (they are not JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
 def json_response(data: Any, status: int = 200) -> Response:
-    body = json.dumps(_clean(data), ensure_ascii=False, indent=1, default=str)
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(encode(data), status_code=status, media_type="application/json")
 
 
 def _environment() -> Environment:
@@ -108,9 +95,10 @@ class Pages:
             raise BadRequest("generation is not switched on by a link (GET)",
                              "use the page's 'Write an answer with the model' button (a POST)")
         params = {**params, "generate.enabled": "true" if posted is not None else "false"}
-        data = AskView(self.catalog.get(params.get("index")), params, self.generator).data()
-        if as_json:
-            return json_response(data)
+        view = AskView(self.catalog.get(params.get("index")), params, self.generator)
+        if as_json:  # the twin as it was kept: no parse, no second encoding
+            return Response(view.body(), media_type="application/json")
+        data = view.data()
         shown = {k: v for k, v in params.items() if k != "generate.enabled"}
         return self.html("ask.html", data, request, "ask", "/ask.json?" + urlencode(shown))
 

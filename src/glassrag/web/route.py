@@ -90,9 +90,10 @@ def _path(x1: float, y1: float, x2: float, y2: float) -> str:
 
 
 def layout(answer: Answer, label: Callable[[str], Label], relevant: set[str] | frozenset[str] = frozenset(),
-           explain: dict[str, str] | None = None, top: int = TOP) -> dict[str, Any]:
-    """The drawing of `answer`'s route as plain data: columns, and per chunk its nodes and lines."""
-    explain = explain or {}
+           top: int = TOP) -> dict[str, Any]:
+    """The drawing of `answer`'s route as plain data: columns, and per chunk its nodes and lines.
+    BM25's per-term line is added to the bm25 column's nodes afterwards (`add_terms`), once the
+    nodes drawn are known: only theirs are explained."""
     columns = columns_of(answer.trace)
     answer_id = answer.passage.chunk_id if answer.passage else None
     shown = {p.chunk_id for p in answer.also_found} | ({answer_id} if answer_id else set())
@@ -141,7 +142,7 @@ def layout(answer: Answer, label: Callable[[str], Label], relevant: set[str] | f
             lab = label(h.chunk_id)
             node = {"column": c.name, "col": i + 1, "rank": h.rank, "score": h.score, "x": x, "y": row_y,
                     "tag": lab.tag, "colour": colour(lab.doc_id), "deep": deep,
-                    "title": _title(c, h, lab, explain.get(h.chunk_id) if c.name == "bm25" else None)}
+                    "title": _title(c, h, lab)}
             entry = chunks.setdefault(h.chunk_id, {"chunk_id": h.chunk_id, "doc_id": lab.doc_id,
                                                    "citation": lab.citation, "relevant": h.chunk_id in relevant,
                                                    "answer": h.chunk_id == answer_id, "shown": h.chunk_id in shown,
@@ -204,7 +205,22 @@ def _sink_label(stage: StageTrace, lost: int) -> str:
     return f"{lost} not passed on"
 
 
-def _title(stage: StageTrace, hit: Hit, lab: Label, terms: str | None) -> str:
+def drawn_in(route: dict[str, Any], column: str) -> list[str]:
+    """The chunks with a node in `column`, in the drawing's order."""
+    return [c["chunk_id"] for c in route["chunks"] if any(n["column"] == column for n in c["nodes"])]
+
+
+def add_terms(route: dict[str, Any], terms: dict[str, str]) -> None:
+    """Each bm25 node's title ends with its chunk's per-term line, where `terms` has one."""
+    for chunk in route["chunks"]:
+        line = terms.get(chunk["chunk_id"])
+        if line:
+            for node in chunk["nodes"]:
+                if node["column"] == "bm25":
+                    node["title"] += "\nBM25 per term: " + line
+
+
+def _title(stage: StageTrace, hit: Hit, lab: Label) -> str:
     lines = [lab.citation, f"{stage.name}: rank {hit.rank}, score {hit.score:.4g}  (chunk {hit.chunk_id[:8]})"]
     for key, value in hit.detail.items():
         if isinstance(value, dict):
@@ -213,6 +229,4 @@ def _title(stage: StageTrace, hit: Hit, lab: Label, terms: str | None) -> str:
             lines.append(f"{key}: " + "; ".join(parts))
         else:
             lines.append(f"{key}: {value:.4g}" if isinstance(value, float) else f"{key}: {value}")
-    if terms:
-        lines.append("BM25 per term: " + terms)
     return "\n".join(lines)
