@@ -12,7 +12,8 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve import make_retriever
 from glassrag.store import open_store
-from glassrag.store.pgprune import water_fill
+from glassrag.store.pgprune import allocate
+from glassrag.store.pgwrite import impact_profile
 from tests.conftest import write_corpus
 from tests.store.test_pg_search import assert_bm25_parity
 
@@ -20,12 +21,18 @@ QUESTIONS = ["what does E-4107 mean", "daily allowance Lisbon", "quiet hours", "
              "who approves leave", "the fleet server error"]
 
 
-def test_water_fill_gives_the_level_that_spends_the_budget():
-    # bounds 1, 2, 10 and budget 6: 1 and 2 fit whole, the level of the rest is 6 − 1 − 2 = 3
-    assert water_fill([10.0, 1.0, 2.0], 6.0) == 3.0
-    assert water_fill([4.0, 4.0], 6.0) == 6.0 / 2
-    assert water_fill([1.0, 2.0], 0.0) == 0.0
-    assert water_fill([1.0, 2.0], 3.5) == float("inf")  # every bound fits: nothing need be read
+def test_an_impact_profile_holds_the_impacts_at_ranks_1_2_4_and_the_last():
+    assert impact_profile([1.0, 9.0, 3.0, 7.0, 5.0, 2.0]) == [9.0, 7.0, 3.0, 1.0]  # ranks 1, 2, 4, 6
+
+
+def test_allocate_spends_the_budget_where_it_leaves_most_postings_unread():
+    # one term, 8 postings, impacts 5, 4, 3, 1 at ranks 1, 2, 4, 8, budget 3.5: a cut at 3 costs 3
+    # and leaves 8 − 3 = 5 unread (5/3 a unit), at 1 it leaves 1 (1/1); 4 and 5 cost too much
+    assert allocate([(1, 8, [5.0, 4.0, 3.0, 1.0])], 3.5) == [3.0]
+    # with budget 4 a cut at 4 leaves 7 unread (7/4 a unit) and beats the second term's best,
+    # 2 · 2 = 4 for its 4 postings (4/4): the budget is spent
+    assert allocate([(1, 8, [5.0, 4.0, 3.0, 1.0]), (2, 4, [2.0, 1.5, 1.0])], 4.0) == [4.0, 0.0]
+    assert allocate([(1, 8, [5.0, 4.0, 3.0, 1.0])], 0.0) == [0.0]
 
 
 def stored_impacts(store) -> dict | None:
@@ -67,8 +74,8 @@ def test_an_index_written_before_impacts_is_searched_by_the_formula_until_writte
     store = open_store(url)
     store.write(index)
     t = store.loc.table
-    # make it what format 1 wrote: no impact column, its primary key covering tf and len
-    for statement in (f"ALTER TABLE {t('postings')} DROP COLUMN impact",
+    # make it what format 1 wrote: no impact column nor impact_ranks, its primary key covering tf and len
+    for statement in (f"ALTER TABLE {t('postings')} DROP COLUMN impact", f"DROP TABLE {t('impact_ranks')}",
                       f"ALTER TABLE {t('postings')} ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, chunk_key) "
                       "INCLUDE (tf, len)",
                       f"DELETE FROM {t('meta')} WHERE key = 'impacts'",

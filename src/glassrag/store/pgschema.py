@@ -9,6 +9,8 @@
     <schema>.postings    term_id, chunk_key, tf, len (the chunk's length), impact (the posting's BM25
                          term score at the index's k1 and b, float4, as lexical/bm25.py's
                          bm25_weights computes it; meta `impacts` says for which k1 and b)
+    <schema>.impact_ranks  term_id, impacts: a long term's impacts at ranks 1, 2, 4, 8, … and its
+                         last (how many postings a cutoff leaves to read: store/pgprune.py)
     <schema>.stats       n_chunks, total_length (avgdl = total_length / n_chunks)
     <schema>.arrays      name -> npy bytes (the LSA model)
     <schema>.embedders   name -> params, dim, vector type, and its table vec_<n>
@@ -142,6 +144,7 @@ def ddl(loc: Location) -> list[str]:
         # deletes a chunk's postings itself (store/pgwrite.py)
         postings_table(loc, "postings"),
         *postings_indexes(loc),
+        impact_ranks_table(loc),
         f"CREATE TABLE {t('stats')} (one boolean PRIMARY KEY DEFAULT true CHECK (one), "
         "n_chunks bigint NOT NULL, total_length double precision NOT NULL)",
         f"CREATE TABLE {t('arrays')} (name text PRIMARY KEY, data bytea NOT NULL)",
@@ -153,6 +156,10 @@ def ddl(loc: Location) -> list[str]:
 def postings_table(loc: Location, table: str) -> str:
     return (f"CREATE TABLE {loc.table(table)} (term_id int NOT NULL, chunk_key bigint NOT NULL, "
             "tf real NOT NULL, len real NOT NULL, impact real)")
+
+
+def impact_ranks_table(loc: Location) -> str:
+    return f"CREATE TABLE {loc.table('impact_ranks')} (term_id int PRIMARY KEY, impacts real[] NOT NULL)"
 
 
 def postings_indexes(loc: Location, table: str = "postings") -> list[str]:
@@ -172,10 +179,10 @@ def fulltext_index(loc: Location) -> list[str]:
 
 
 def _impacts_column(loc: Location) -> list[str]:
-    """Format 1 -> 2: postings gain `impact`, empty until the next write fills it (pg-bm25
+    """Format 1 -> 2: postings gain `impact` (and impact_ranks its profile), empty until the next write fills it (pg-bm25
     computes BM25 from tf and len meanwhile, and says so); no index is built here, as a
     migration runs when an index is opened: the write that fills impacts rebuilds them."""
-    return [f"ALTER TABLE {loc.table('postings')} ADD COLUMN impact real"]
+    return [f"ALTER TABLE {loc.table('postings')} ADD COLUMN impact real", impact_ranks_table(loc)]
 
 
 # format v -> the statements that make it format v + 1

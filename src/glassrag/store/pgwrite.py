@@ -44,6 +44,8 @@ from glassrag.store.base import Index
 from glassrag.store.pgcopy import copy_arrays
 from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes, postings_table
 
+RANKED = 1024  # terms with at least this many postings get their impact profile (impact_ranks)
+
 
 def header_of(doc: Document, chunk: Chunk, header: bool) -> str:
     """What indexed_text puts in front of a chunk's text (title and headings), or ""."""
@@ -230,6 +232,26 @@ def _copy_postings(conn: Any, loc: Location, table: str, index: Index, rows: np.
                 [("int4", term_id[position.indices]), ("int8", np.repeat(keys, per_row)),
                  ("float4", np.asarray(tf.data, dtype=np.float32)[at]), ("float4", np.repeat(lengths, per_row)),
                  ("float4", weights[at])])
+    _write_ranks(conn, loc, index, term_id, weights)
+
+
+def impact_profile(impacts: np.ndarray) -> list[float]:
+    """A term's impacts at ranks 1, 2, 4, 8, … (best first) and at its last rank: reading the
+    postings above the rank-r impact reads fewer than r of them."""
+    ordered = np.sort(np.asarray(impacts, dtype=np.float32))[::-1]
+    ranks = [r for r in (1 << np.arange(int(np.log2(ordered.size)) + 1)).tolist()] + [ordered.size]
+    return [float(ordered[r - 1]) for r in dict.fromkeys(ranks)]
+
+
+def _write_ranks(conn: Any, loc: Location, index: Index, term_id: np.ndarray, weights: np.ndarray) -> None:
+    """Every long term's impact profile (impact_ranks), for the index as written."""
+    t = loc.table
+    indptr = np.asarray(index.counts.tf.indptr)
+    long = np.flatnonzero(np.diff(indptr) >= RANKED)
+    conn.execute(f"DELETE FROM {t('impact_ranks')}")
+    with conn.cursor() as cur, cur.copy(f"COPY {t('impact_ranks')} (term_id, impacts) FROM STDIN") as cp:
+        for j in long.tolist():
+            cp.write_row((int(term_id[j]), impact_profile(weights[indptr[j]:indptr[j + 1]])))
 
 
 def _rewrite_postings(conn: Any, loc: Location, index: Index) -> None:
