@@ -102,3 +102,30 @@ def test_removing_a_document_recomputes_the_impacts(index, corpus: Path, small_c
     assert len(smaller.documents) == len(index.documents) - 1
     open_store(url).write(smaller)
     assert assert_bm25_parity(smaller, open_store(url).read(), QUESTIONS) == len(QUESTIONS)
+
+
+def test_pruning_on_every_term_keeps_the_ranking_exact(pg_url, monkeypatch):
+    """The demo has no term with 2,000 postings, so pg-bm25 would read every list whole: with
+    every term ranked and cut, the cutoffs and look-ups run, and the top k is still exact."""
+    from glassrag.config import Config
+    from glassrag.demo import demo_docs
+    from glassrag.store import pgprune, pgwrite
+    from tests.store.test_pg_search import demo_questions
+
+    monkeypatch.setattr(pgwrite, "RANKED", 2)
+    monkeypatch.setattr(pgprune, "READ_WHOLE", 1)
+    built, _ = build_index([demo_docs()], Config())
+    url = pg_url()
+    open_store(url).write(built)
+    cut = []
+    real = pgprune.allocate
+
+    def spy(terms, budget):
+        cuts = real(terms, budget)
+        cut.extend(c for c in cuts if c > 0)
+        return cuts
+
+    monkeypatch.setattr(pgprune, "allocate", spy)
+    for depth in (10, 100):
+        assert assert_bm25_parity(built, open_store(url).read(), demo_questions(), depth) >= 30
+    assert len(cut) >= 30  # cutoffs were set, so postings were skipped and bounds looked up

@@ -6,7 +6,7 @@ indexed by (term, impact descending), so a term's postings above a cutoff are on
 range; impact_ranks holds each long term's impacts at ranks 1, 2, 4, … Two statements, in the
 manner of the threshold algorithm (Fagin et al. 2003) and MaxScore (Turtle & Flood 1995):
 
-1. θ₀: each term's R best postings give candidates; the `k + k/2` of highest partial sum are
+1. θ₀: each term's DEPTH1 · k best postings give candidates; the k + k/2 of highest partial sum are
    scored exactly; θ₀ = the k-th best of those scores (0 with fewer). The k-th best score of
    the index is ≥ θ₀.
 2. Cutoffs c(t) with Σ_t n(t) · c(t) ≤ BUDGET · θ₀ (< θ₀), chosen greedily where a unit of
@@ -33,11 +33,14 @@ from glassrag.store.pgschema import Location
 
 MARGIN = 1e-4  # relative slack on every bound (float32 sums differ from float64 by ~1e-7)
 ORDER = 'c.doc_id COLLATE "C", c.position'
-READ_WHOLE = 2000  # a term with at most this many postings is read whole (bench/postgres.py)
 MAX_CUT_TERMS = 62  # which terms a chunk was read for is a bigint bitmask: a longer question reads all
+# Chosen on the index of bench/postgres.py --chunks 250000 (SciFact ×48), 100 test queries, top 100:
+# a grid of READ_WHOLE 2,000 / 5,000, BUDGET 0.5 / 0.75 / 1.0 and DEPTH1 2 / 5 gave p50 36-51 ms on a
+# loaded machine; BUDGET 0.75 was best at both other settings, the rest within the noise.
+READ_WHOLE = 2000  # a term with at most this many postings is read whole (no look-ups after)
 DEPTH1 = 2  # statement 1 reads each term's DEPTH1 · k best postings
-BUDGET = 0.75  # share of θ₀ spent on cutoffs: less reads more postings, but leaves tighter
-#               bounds, so fewer chunks to look up (a simulation over SciFact ×48, 250k chunks)
+BUDGET = 0.75  # share of θ₀ spent on cutoffs: less reads more postings but leaves tighter bounds,
+#               so fewer chunks to look up
 
 
 def allocate(terms: list[tuple[int, int, list[float]]], budget: float) -> list[float]:
