@@ -3,12 +3,14 @@
 A posting's impact w(t,d) is its BM25 term score at the index's k1 and b (store/pgwrite.py);
 score(d) = Σ_t n(t) · w(t,d) over the question's distinct terms t, n(t) its count. Postings are
 indexed by (term, impact descending), so a term's postings above a cutoff are one short index
-range; impact_ranks holds each long term's impacts at ranks 1, 2, 4, … Two statements, in the
+range; impact_ranks holds each long term's impacts at ranks 1, 2, 4, … After the terms' look-up,
+two statements, in the
 manner of the threshold algorithm (Fagin et al. 2003) and MaxScore (Turtle & Flood 1995):
 
-1. θ₀: each term's DEPTH1 · k best postings give candidates; the k + k/2 of highest partial sum are
-   scored exactly; θ₀ = the k-th best of those scores (0 with fewer). The k-th best score of
-   the index is ≥ θ₀.
+1. θ₀ (only when a term has more than READ_WHOLE postings; else θ₀ = 0 and step 2 reads every
+   list whole): each term's DEPTH1 · k best postings give candidates; the k + k/2 of highest
+   partial sum are scored exactly; θ₀ = the k-th best of those scores (0 with fewer). The k-th
+   best score of the index is ≥ θ₀.
 2. Cutoffs c(t) with Σ_t n(t) · c(t) ≤ BUDGET · θ₀ (< θ₀), chosen greedily where a unit of
    budget saves the most postings (by impact_ranks); a term with at most READ_WHOLE postings is
    read whole (c = 0). A chunk none of whose postings exceeds its term's cutoff scores
@@ -73,26 +75,12 @@ def top_k(conn: Any, loc: Location, tokens: list[str], k: int) -> list[tuple[str
         return []
     t = loc.table
     terms = conn.execute(f"""
-        WITH q AS MATERIALIZED (
-            SELECT t.term, t.id, t.df, count(*)::int AS n FROM unnest(%(tokens)s::text[]) AS w(term)
-            JOIN {t('terms')} t ON t.term = w.term GROUP BY t.term, t.id, t.df),
-        top AS MATERIALIZED (
-            SELECT p.chunk_key FROM q CROSS JOIN LATERAL (
-                SELECT chunk_key, impact FROM {t('postings')} WHERE term_id = q.id
-                ORDER BY impact DESC LIMIT %(r)s) p
-            GROUP BY p.chunk_key ORDER BY sum(q.n * p.impact::float8) DESC LIMIT %(c)s),
-        exact AS (
-            SELECT top.chunk_key, sum(q.n * p.impact::float8) AS s FROM top CROSS JOIN q CROSS JOIN LATERAL (
-                SELECT impact FROM {t('postings')} WHERE term_id = q.id AND chunk_key = top.chunk_key OFFSET 0) p
-            GROUP BY top.chunk_key),
-        theta AS (SELECT coalesce((SELECT s FROM exact ORDER BY s DESC OFFSET %(kth)s LIMIT 1), 0) AS v)
-        SELECT q.term, q.id, q.df, q.n, r.impacts, theta.v FROM q CROSS JOIN theta
-        LEFT JOIN {t('impact_ranks')} r ON r.term_id = q.id""",
-        {"tokens": tokens, "r": DEPTH1 * k, "c": k + k // 2, "kth": k - 1}).fetchall()
+        SELECT t.term, t.id, t.df, count(*)::int AS n, r.impacts FROM unnest(%(tokens)s::text[]) AS w(term)
+        JOIN {t('terms')} t ON t.term = w.term LEFT JOIN {t('impact_ranks')} r ON r.term_id = t.id
+        GROUP BY t.term, t.id, t.df, r.impacts""", {"tokens": tokens}).fetchall()
     if not terms:
         return []
-    info = {term: (tid, df, n, profile) for term, tid, df, n, profile, _ in terms}
-    theta0 = max(float(terms[0][5] or 0.0), 0.0)
+    info = {term: (tid, df, n, profile) for term, tid, df, n, profile in terms}
     # the embedded BM25's order of addition: its longest column first, then token order
     occurrences = [info[w] for w in tokens if w in info]
     longest = max(range(len(occurrences)), key=lambda j: occurrences[j][1])
@@ -101,6 +89,7 @@ def top_k(conn: Any, loc: Location, tokens: list[str], k: int) -> list[tuple[str
     cut_terms = [i for i, (_, df, _, profile) in enumerate(distinct) if df > READ_WHOLE and profile] \
         if len(distinct) <= MAX_CUT_TERMS else []
     cuts = [0.0] * len(distinct)
+    theta0 = _theta0(conn, loc, distinct, k) if cut_terms else 0.0  # no long list: every one is read
     for i, c in zip(cut_terms, allocate([(distinct[i][2], distinct[i][1], distinct[i][3]) for i in cut_terms],
                                         BUDGET * theta0 * (1 - MARGIN))):
         cuts[i] = c
@@ -108,6 +97,27 @@ def top_k(conn: Any, loc: Location, tokens: list[str], k: int) -> list[tuple[str
                         {"ids": [d[0] for d in distinct], "n": [d[2] for d in distinct], "cut": cuts,
                          "order": order, "theta0": theta0, "margin": MARGIN, "kth": k - 1, "k": k,
                          "cut_all": sum(d[2] * c for d, c in zip(distinct, cuts))}).fetchall()
+
+
+def _theta0(conn: Any, loc: Location, distinct: list[tuple], k: int) -> float:
+    """Statement 1: a lower bound on the k-th best score, from exact scores of the chunks
+    with the best partial sums over each term's DEPTH1 · k best postings."""
+    t = loc.table
+    row = conn.execute(f"""
+        WITH q AS (SELECT * FROM unnest(%(ids)s::int[], %(n)s::int[]) AS q(id, n)),
+        top AS MATERIALIZED (
+            SELECT p.chunk_key FROM q CROSS JOIN LATERAL (
+                SELECT chunk_key, impact FROM {t('postings')} WHERE term_id = q.id
+                ORDER BY impact DESC LIMIT %(r)s) p
+            GROUP BY p.chunk_key ORDER BY sum(q.n * p.impact::float8) DESC LIMIT %(c)s),
+        exact AS (
+            SELECT top.chunk_key, sum(q.n * p.impact::float8) AS s FROM top CROSS JOIN q CROSS JOIN LATERAL (
+                SELECT impact FROM {t('postings')} WHERE term_id = q.id AND chunk_key = top.chunk_key OFFSET 0) p
+            GROUP BY top.chunk_key)
+        SELECT s FROM exact ORDER BY s DESC OFFSET %(kth)s LIMIT 1""",
+        {"ids": [d[0] for d in distinct], "n": [d[2] for d in distinct], "r": DEPTH1 * k, "c": k + k // 2,
+         "kth": k - 1}).fetchone()
+    return max(float(row[0]), 0.0) if row else 0.0
 
 
 def _search_sql(loc: Location, probed: list[int], distinct: list[tuple], cuts: list[float]) -> str:
