@@ -222,7 +222,8 @@ def _copy_postings(conn: Any, loc: Location, table: str, index: Index, rows: np.
     term_id[j]) with their impacts into `table`."""
     tf = index.counts.tf
     # which stored count each posting is: the CSC positions, taken to rows as a CSR matrix
-    position = sp.csc_matrix((np.arange(1, tf.data.size + 1, dtype=np.int64), tf.indices, tf.indptr),
+    kind = np.int32 if tf.data.size < np.iinfo(np.int32).max else np.int64
+    position = sp.csc_matrix((np.arange(1, tf.data.size + 1, dtype=kind), tf.indices, tf.indptr),
                              shape=tf.shape).tocsr()[rows]
     at = position.data - 1
     weights = index_weights(index)
