@@ -1,7 +1,8 @@
 """Retrievers that search an index in PostgreSQL in SQL (glassrag/store/pgsearch.py holds the
 SQL and the formulas), traced and evaluated like any other stage:
 
-    pg-bm25          BM25 computed in SQL from the postings (equal to glassrag's bm25)
+    pg-bm25          BM25 in SQL from the postings' stored impacts, pruned (equal to glassrag's bm25);
+                     at a k1 or b other than the index's, the formula over every posting
     pg-dense         exact cosine in pgvector over an embedder's vectors
     pg-hnsw          the same through pgvector's HNSW index (ef_search)
     pg-fulltext      PostgreSQL full text: websearch_to_tsquery (every word), ts_rank_cd
@@ -103,9 +104,23 @@ class PgBM25(_PgRetriever):
     def params(self) -> dict[str, Any]:
         return {"k1": self.k1, "b": self.b, **super().params()}
 
+    def impacts(self) -> dict[str, float] | None:
+        """The k1 and b the index's stored impacts hold for (None: written before impacts)."""
+        row = self.conn.execute(f"SELECT value FROM {self.store.loc.table('meta')} WHERE key = 'impacts'").fetchone()
+        return row[0] if row else None
+
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        rows = pgsearch.bm25(self.conn, self.store.loc, list(query.tokens), self.k1, self.b, self.depth)
-        return self.ranked(query, rows), ["BM25 computed in SQL from the postings table"]
+        stored = self.impacts()
+        tokens = list(query.tokens)
+        if stored == {"k1": float(self.k1), "b": float(self.b)}:
+            rows = pgsearch.bm25(self.conn, self.store.loc, tokens, self.depth)
+            return self.ranked(query, rows), ["BM25 in SQL from the postings' stored impacts (pruned, exact)"]
+        rows = pgsearch.bm25_formula(self.conn, self.store.loc, tokens, self.k1, self.b, self.depth)
+        why = (f"its impacts hold for k1 {stored['k1']:g}, b {stored['b']:g}" if stored
+               else "it was written before impacts were stored")
+        return self.ranked(query, rows), [
+            f"BM25 in SQL by the formula over every posting (slower): {why}; ingest with k1 {self.k1:g}, "
+            f"b {self.b:g} to store impacts for them"]
 
 
 class PgFulltext(_PgRetriever):

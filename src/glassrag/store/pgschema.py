@@ -6,7 +6,11 @@
                          header (title and headings BM25 sees), text, words, length (tokens),
                          tsv (generated: to_tsvector of header and text, GIN-indexed)
     <schema>.terms       id, term, df (how many chunks hold it)
-    <schema>.postings    term_id, chunk_key, tf, len (the chunk's length, so BM25 reads one table)
+    <schema>.postings    term_id, chunk_key, tf, len (the chunk's length), impact (the posting's BM25
+                         term score at the index's k1 and b, float4, as lexical/bm25.py's
+                         bm25_weights computes it; meta `impacts` says for which k1 and b)
+    <schema>.impact_ranks  term_id, impacts: a long term's impacts at ranks 1, 2, 4, 8, … and its
+                         last (how many postings a cutoff leaves to read: store/pgprune.py)
     <schema>.stats       n_chunks, total_length (avgdl = total_length / n_chunks)
     <schema>.arrays      name -> npy bytes (the LSA model)
     <schema>.embedders   name -> params, dim, vector type, and its table vec_<n>
@@ -30,7 +34,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from glassrag.errors import StoreError
 
-PG_FORMAT = 1
+PG_FORMAT = 2
 DEFAULT_SCHEMA = "glassrag"
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
 TEXT_SEARCH = "english"  # the text-search configuration of chunks.tsv (pg-fulltext, pg-hybrid)
@@ -138,9 +142,9 @@ def ddl(loc: Location) -> list[str]:
         f"CREATE TABLE {t('terms')} (id int PRIMARY KEY, term text NOT NULL UNIQUE, df int NOT NULL)",
         # no foreign key on postings: a check per row would dominate a bulk COPY; the writer
         # deletes a chunk's postings itself (store/pgwrite.py)
-        f"""CREATE TABLE {t('postings')} (term_id int NOT NULL, chunk_key bigint NOT NULL,
-            tf real NOT NULL, len real NOT NULL)""",
+        postings_table(loc, "postings"),
         *postings_indexes(loc),
+        impact_ranks_table(loc),
         f"CREATE TABLE {t('stats')} (one boolean PRIMARY KEY DEFAULT true CHECK (one), "
         "n_chunks bigint NOT NULL, total_length double precision NOT NULL)",
         f"CREATE TABLE {t('arrays')} (name text PRIMARY KEY, data bytea NOT NULL)",
@@ -149,19 +153,40 @@ def ddl(loc: Location) -> list[str]:
     ]
 
 
-def postings_indexes(loc: Location) -> list[str]:
-    """Made after a bulk COPY into an empty table (one sort instead of a million inserts)."""
-    return [f"ALTER TABLE {loc.table('postings')} ADD CONSTRAINT postings_pkey PRIMARY KEY (term_id, chunk_key) "
-            "INCLUDE (tf, len)",
-            f"CREATE INDEX postings_chunk ON {loc.table('postings')} (chunk_key)"]
+def postings_table(loc: Location, table: str) -> str:
+    return (f"CREATE TABLE {loc.table(table)} (term_id int NOT NULL, chunk_key bigint NOT NULL, "
+            "tf real NOT NULL, len real NOT NULL, impact real)")
+
+
+def impact_ranks_table(loc: Location) -> str:
+    return f"CREATE TABLE {loc.table('impact_ranks')} (term_id int PRIMARY KEY, impacts real[] NOT NULL)"
+
+
+def postings_indexes(loc: Location, table: str = "postings") -> list[str]:
+    """Made after a bulk COPY into an empty table (one sort instead of a million inserts).
+    The primary key serves pg-bm25's look-up of one chunk's impact for a term; postings_impact
+    serves a term's postings in falling impact order (its first entry is the term's largest
+    impact, the bound that prunes chunks) without touching the table."""
+    t = loc.table(table)
+    return [f"ALTER TABLE {t} ADD CONSTRAINT {table}_pkey PRIMARY KEY (term_id, chunk_key) "
+            "INCLUDE (tf, len, impact)",
+            f"CREATE INDEX {table}_chunk ON {t} (chunk_key)",
+            f"CREATE INDEX {table}_impact ON {t} (term_id, impact DESC) INCLUDE (chunk_key)"]
 
 
 def fulltext_index(loc: Location) -> list[str]:
     return [f"CREATE INDEX chunks_tsv ON {loc.table('chunks')} USING gin (tsv)"]
 
 
-# format v -> the statements that make it format v + 1 (none yet: format 1 is the first)
-MIGRATIONS: dict[int, Callable[[Location], list[str]]] = {}
+def _impacts_column(loc: Location) -> list[str]:
+    """Format 1 -> 2: postings gain `impact` (and impact_ranks its profile), empty until the next write fills it (pg-bm25
+    computes BM25 from tf and len meanwhile, and says so); no index is built here, as a
+    migration runs when an index is opened: the write that fills impacts rebuilds them."""
+    return [f"ALTER TABLE {loc.table('postings')} ADD COLUMN impact real", impact_ranks_table(loc)]
+
+
+# format v -> the statements that make it format v + 1
+MIGRATIONS: dict[int, Callable[[Location], list[str]]] = {1: _impacts_column}
 
 
 def stored_format(conn: Any, loc: Location) -> int | None:

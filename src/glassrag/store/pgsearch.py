@@ -1,10 +1,16 @@
 """The SQL of the pg-* retrievers: each returns [(chunk id, score)], best first.
 
 BM25 (Lucene's variant, the formula of glassrag/lexical/bm25.py), summed over the question's
-distinct terms t with their counts n(t), with k1 and b given at query time:
+distinct terms t with their counts n(t):
 
-    score(d) = Σ_t n(t) · ln((N − df(t) + 0.5) / (df(t) + 0.5) + 1)
-                      · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 − b + b · |d| / avgdl))
+    score(d) = Σ_t n(t) · w(t,d),  w(t,d) = ln((N − df(t) + 0.5) / (df(t) + 0.5) + 1)
+                                         · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 − b + b · |d| / avgdl))
+
+`bm25` reads w(t,d), the posting's impact, stored at the index's k1 and b (store/pgwrite.py),
+and finds the top k without summing every posting (store/pgprune.py: exact, and equal to the
+embedded BM25's ranking, float32 sums in its order); `bm25_formula` computes w from tf and
+|d| for any k1 and b, summing every posting of every query term (the path for a k1 or b other
+than the index's, or an index written before impacts).
 
 Dense: cosine similarity 1 − (e <=> q) (pgvector's cosine distance), exactly (a sequential
 scan: ordering by an expression the HNSW index cannot serve) or through the HNSW index with
@@ -27,7 +33,16 @@ from glassrag.store.pgschema import TEXT_SEARCH, Location
 ORDER = 'c.doc_id COLLATE "C", c.position'
 
 
-def bm25(conn: Any, loc: Location, tokens: list[str], k1: float, b: float, depth: int) -> list[tuple[str, float]]:
+def bm25(conn: Any, loc: Location, tokens: list[str], depth: int) -> list[tuple[str, float]]:
+    """Top `depth` chunks by BM25 from the stored impacts (pruned, exact)."""
+    from glassrag.store.pgprune import top_k
+
+    return top_k(conn, loc, tokens, depth)
+
+
+def bm25_formula(conn: Any, loc: Location, tokens: list[str], k1: float, b: float,
+                 depth: int) -> list[tuple[str, float]]:
+    """Top `depth` chunks by BM25 at any k1 and b: every posting of every term, the formula per posting."""
     t = loc.table
     return conn.execute(f"""
         WITH q AS (

@@ -8,6 +8,14 @@ indexes are dropped and built after the rows are in). Term statistics stay exact
     df(t)        -= the removed chunks holding t;  += the inserted chunks holding t
     n_chunks     = count(chunks),  total_length = Σ length  (avgdl = total_length / n_chunks)
 
+Every posting carries its BM25 impact, IDF(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · |d| /
+avgdl)) at the configured k1 and b, the float32 that lexical/bm25.py's bm25_weights computes for
+the embedded store from the same counts (so pg-bm25 ranks exactly as the embedded BM25). N,
+df and avgdl move with every added or removed chunk, so a write that changes any chunk, or
+k1 or b, sets every impact again: a bulk load copies them in with the postings; an incremental
+write copies the whole postings table afresh into postings_next and swaps it in at the end (the
+old one serves readers until the commit). meta `impacts` = {k1, b} says for what they hold.
+
 A change of how chunks are cut or analysed, or of the embedders, rewrites every row. The
 whole write is one transaction under an advisory lock on the schema: a crash, a kill or an
 error at any point leaves the previous index as it was, and a writer that read generation g
@@ -23,16 +31,20 @@ import time
 from typing import Any, Mapping
 
 import numpy as np
+import scipy.sparse as sp
 
 from glassrag import __version__
 from glassrag.chunk.header import indexed_text
 from glassrag.errors import StoreError
 from glassrag.ingest.versions import superseded
+from glassrag.lexical.bm25 import bm25_weights
 from glassrag.schema import Chunk, Document
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Index
 from glassrag.store.pgcopy import copy_arrays
-from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes
+from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes, postings_table
+
+RANKED = 1024  # terms with at least this many postings get their impact profile (impact_ranks)
 
 
 def header_of(doc: Document, chunk: Chunk, header: bool) -> str:
@@ -76,7 +88,7 @@ def write_index(conn: Any, loc: Location, index: Index, read_generation: int | N
         key = build_key(index)
         if meta.get("build") != key:
             _clear(conn, loc)
-        _write_rows(conn, loc, index)
+        _write_rows(conn, loc, index, meta.get("impacts") == impacts_of(index))
         _write_meta(conn, loc, index, key, generation + 1)
     return generation + 1
 
@@ -89,7 +101,21 @@ def _clear(conn: Any, loc: Location) -> None:
                  f"{t('documents')}")
 
 
-def _write_rows(conn: Any, loc: Location, index: Index) -> None:
+def impacts_of(index: Index) -> dict[str, float]:
+    """The k1 and b the postings' impacts are computed at (meta `impacts`)."""
+    return {"k1": float(index.config.bm25.k1), "b": float(index.config.bm25.b)}
+
+
+def index_weights(index: Index) -> np.ndarray:
+    """bm25_weights of the index's counts at its k1 and b (those ingest computed, when it did)."""
+    k1, b = index.config.bm25.k1, index.config.bm25.b
+    weights = index.bm25_weights(k1, b)
+    if weights is None or weights.size != index.counts.tf.data.size:
+        weights = bm25_weights(index.counts, k1, b)
+    return np.asarray(weights, dtype=np.float32)
+
+
+def _write_rows(conn: Any, loc: Location, index: Index, impacts_current: bool) -> None:
     t = loc.table
     old = dict(conn.execute(f"SELECT id, content_hash FROM {t('documents')}").fetchall())
     hashes = index.content_hashes()
@@ -109,18 +135,21 @@ def _write_rows(conn: Any, loc: Location, index: Index) -> None:
         if empty:  # a bulk load: indexes are built once, after the rows are in
             conn.execute(f"ALTER TABLE {t('postings')} DROP CONSTRAINT postings_pkey")
             conn.execute(f'DROP INDEX "{loc.schema}".postings_chunk')
+            conn.execute(f'DROP INDEX IF EXISTS "{loc.schema}".postings_impact')  # none before format 2
             conn.execute(f'DROP INDEX "{loc.schema}".chunks_tsv')
-        _insert(conn, loc, index, fresh)
+        _insert(conn, loc, index, fresh, empty)
         if empty:
             for statement in [*postings_indexes(loc), *fulltext_index(loc)]:
                 conn.execute(statement)
+    elif gone or not impacts_current:
+        _rewrite_postings(conn, loc, index)
     conn.execute(f"DELETE FROM {t('terms')} WHERE df <= 0")
     conn.execute(f"""UPDATE {t('stats')} SET n_chunks = s.n, total_length = s.total FROM (
         SELECT count(*) AS n, coalesce(sum(length::float8), 0) AS total FROM {t('chunks')}) s""")
     _write_lsa(conn, loc, index)
 
 
-def _insert(conn: Any, loc: Location, index: Index, fresh: set[str]) -> None:
+def _insert(conn: Any, loc: Location, index: Index, fresh: set[str], bulk: bool) -> None:
     t = loc.table
     header = index.config.chunk.context_header
     documents = index.documents
@@ -143,13 +172,16 @@ def _insert(conn: Any, loc: Location, index: Index, fresh: set[str]) -> None:
             cp.write_row((key, c.id, c.doc_id, c.position, c.locator, c.start, c.end,
                           json.dumps(list(c.heading_path)), header_of(documents[c.doc_id], c, header),
                           c.text, len(c.text.split()), float(lengths[row])))
-    _insert_postings(conn, loc, index, rows, keys)
+    _insert_postings(conn, loc, index, rows, keys, bulk)
     for name, emb in index.embeddings.items():
         _insert_vectors(conn, loc, index, name, emb.params, np.asarray(emb.vectors)[rows], keys)
 
 
-def _insert_postings(conn: Any, loc: Location, index: Index, rows: np.ndarray, keys: np.ndarray) -> None:
-    """Postings of the inserted chunks, and their terms' df added (new terms get new ids)."""
+def _insert_postings(conn: Any, loc: Location, index: Index, rows: np.ndarray, keys: np.ndarray,
+                     bulk: bool) -> None:
+    """The inserted chunks' terms' df added (new terms get new ids), then their postings
+    (`bulk`: the table was empty, so they are all of them) or, as every impact has changed,
+    the whole postings table rewritten."""
     t = loc.table
     tf = index.counts.tf.tocsr()[rows]
     tf.sum_duplicates()
@@ -178,11 +210,70 @@ def _insert_postings(conn: Any, loc: Location, index: Index, rows: np.ndarray, k
         with conn.cursor() as cur, cur.copy(f"COPY {t('terms')} (id, term, df) FROM STDIN") as cp:
             for j, i in zip(new_cols, new_ids):
                 cp.write_row((i, words[j], int(df[j])))
-    chunk = np.repeat(keys, np.diff(tf.indptr))
+    if bulk:
+        _copy_postings(conn, loc, "postings", index, rows, keys, term_id)
+    else:
+        _rewrite_postings(conn, loc, index)
+
+
+def _copy_postings(conn: Any, loc: Location, table: str, index: Index, rows: np.ndarray, keys: np.ndarray,
+                   term_id: np.ndarray) -> None:
+    """COPY the postings of index rows `rows` (chunk keys `keys`; term column j is term id
+    term_id[j]) with their impacts into `table`."""
+    tf = index.counts.tf
+    # which stored count each posting is: the CSC positions, taken to rows as a CSR matrix
+    kind = np.int32 if tf.data.size < np.iinfo(np.int32).max else np.int64
+    position = sp.csc_matrix((np.arange(1, tf.data.size + 1, dtype=kind), tf.indices, tf.indptr),
+                             shape=tf.shape).tocsr()[rows]
+    at = position.data - 1
+    weights = index_weights(index)
     lengths = np.asarray(index.counts.doc_len, dtype=np.float32)[rows]
-    copy_arrays(conn, t("postings"), ["term_id", "chunk_key", "tf", "len"],
-                [("int4", term_id[tf.indices]), ("int8", chunk), ("float4", tf.data.astype(np.float32)),
-                 ("float4", np.repeat(lengths, np.diff(tf.indptr)))])
+    per_row = np.diff(position.indptr)
+    copy_arrays(conn, loc.table(table), ["term_id", "chunk_key", "tf", "len", "impact"],
+                [("int4", term_id[position.indices]), ("int8", np.repeat(keys, per_row)),
+                 ("float4", np.asarray(tf.data, dtype=np.float32)[at]), ("float4", np.repeat(lengths, per_row)),
+                 ("float4", weights[at])])
+    _write_ranks(conn, loc, index, term_id, weights)
+
+
+def impact_profile(impacts: np.ndarray) -> list[float]:
+    """A term's impacts at ranks 1, 2, 4, 8, … (best first) and at its last rank: reading the
+    postings above the rank-r impact reads fewer than r of them."""
+    ordered = np.sort(np.asarray(impacts, dtype=np.float32))[::-1]
+    ranks = [r for r in (1 << np.arange(int(np.log2(ordered.size)) + 1)).tolist()] + [ordered.size]
+    return [float(ordered[r - 1]) for r in dict.fromkeys(ranks)]
+
+
+def _write_ranks(conn: Any, loc: Location, index: Index, term_id: np.ndarray, weights: np.ndarray) -> None:
+    """Every long term's impact profile (impact_ranks), for the index as written."""
+    t = loc.table
+    indptr = np.asarray(index.counts.tf.indptr)
+    long = np.flatnonzero(np.diff(indptr) >= RANKED)
+    conn.execute(f"DELETE FROM {t('impact_ranks')}")
+    with conn.cursor() as cur, cur.copy(f"COPY {t('impact_ranks')} (term_id, impacts) FROM STDIN") as cp:
+        for j in long.tolist():
+            cp.write_row((int(term_id[j]), impact_profile(weights[indptr[j]:indptr[j + 1]])))
+
+
+def _rewrite_postings(conn: Any, loc: Location, index: Index) -> None:
+    """Every posting with its impact for the index as it now is, copied into postings_next,
+    indexed, and swapped in for postings (readers keep the old table until the commit)."""
+    t = loc.table
+    key_of = dict(conn.execute(f"SELECT id, key FROM {t('chunks')}").fetchall())
+    keys = np.array([key_of[c.id] for c in index.chunks], dtype=np.int64)
+    id_of = dict(conn.execute(f"SELECT term, id FROM {t('terms')}").fetchall())
+    words = sorted(index.counts.vocab, key=index.counts.vocab.get)
+    term_id = np.array([id_of.get(w, 0) for w in words], dtype=np.int32)
+    conn.execute(f"DROP TABLE IF EXISTS {t('postings_next')}")
+    conn.execute(postings_table(loc, "postings_next"))
+    _copy_postings(conn, loc, "postings_next", index, np.arange(len(index.chunks)), keys, term_id)
+    for statement in postings_indexes(loc, "postings_next"):
+        conn.execute(statement)
+    conn.execute(f"DROP TABLE {t('postings')}")
+    conn.execute(f"ALTER TABLE {t('postings_next')} RENAME TO postings")
+    conn.execute(f"ALTER TABLE {t('postings')} RENAME CONSTRAINT postings_next_pkey TO postings_pkey")
+    for suffix in ("chunk", "impact"):
+        conn.execute(f'ALTER INDEX "{loc.schema}".postings_next_{suffix} RENAME TO postings_{suffix}')
 
 
 def _insert_vectors(conn: Any, loc: Location, index: Index, name: str, params: dict[str, Any],
@@ -237,7 +328,7 @@ def _write_meta(conn: Any, loc: Location, index: Index, key: dict[str, Any], gen
         "glassrag_version": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "counts": {"documents": len(index.documents), "chunks": len(index.chunks),
                    "terms": len(index.counts.vocab)},
-        "superseded": replaced, "newest_date": newest,
+        "superseded": replaced, "newest_date": newest, "impacts": impacts_of(index),
         "sources": index.sources, "extra": read_extra(index.extra), "lsa": lsa,
     }
     for name, value in values.items():

@@ -109,7 +109,8 @@ class PostgresStore:
             # after the commit (VACUUM runs outside a transaction): the visibility map, so BM25
             # reads postings by index-only scans, and fresh statistics for the planner
             t = self.loc.table
-            conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}")
+            conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}, "
+                         f"{t('impact_ranks')}")
         except psycopg.Error:
             pass  # the index is written and committed; only the planner's statistics are older
         finally:
