@@ -194,7 +194,7 @@ class GateSettings:
                           "answered unanswerable one (rule cost)",
                           "experiment gate-cost-offtopic: with the bundled off-topic questions weighing half, "
                           "c = 2.5 declines 0.034 more of the golden sets' own unanswerable questions (p 0.001, "
-                          "five corpora) and 0.018 more off-topic ones, worse on no corpus; c = 5 came from "
+                          "six corpora) and 0.015 more off-topic ones, worse on no corpus; c = 5 came from "
                           "bench-m12-gate-cost, before the off-topic set",
                           low=0.0, above=True, high=1e6)
     answerability: str = setting("bundled", "cross-encoder whose score of the top passages joins the "
