@@ -7,6 +7,7 @@ is valid for), the TOML reader and the layering of a file and flags over a base.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -46,6 +47,11 @@ class Config:
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return {s: {g.name: getattr(getattr(self, s), g.name) for g in fields(getattr(self, s))}
                 for s in SECTIONS}
+
+    def key(self) -> str:
+        """The settings as one text: equal for equal settings, whatever their order or origin
+        (what a pipeline kept per configuration is looked up by)."""
+        return json.dumps(self.to_dict(), sort_keys=True, default=str)
 
     @classmethod
     def from_dict(cls, data: Any, origin: str = "settings", layer: str = "file") -> "Config":

@@ -70,7 +70,7 @@ class Bench:
 
     def pipeline(self, config: Config) -> Pipeline:
         """A pipeline sharing the Bench's stage cache, one per configuration."""
-        key = json.dumps(config.to_dict(), sort_keys=True, default=str)
+        key = config.key()
         with self.lock:
             if key not in self._pipelines:
                 if len(self._pipelines) > 64:

@@ -31,10 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from glassrag.store.pgschema import Location
+from glassrag.store.pgschema import ORDER, Location
 
 MARGIN = 1e-4  # relative slack on every bound (float32 sums differ from float64 by ~1e-7)
-ORDER = 'c.doc_id COLLATE "C", c.position'
 MAX_CUT_TERMS = 62  # which terms a chunk was read for is a bigint bitmask: a longer question reads all
 # Chosen on the index of bench/postgres.py --chunks 250000 (SciFact ×48), 100 test queries, top 100:
 # a grid of READ_WHOLE 2,000 / 5,000, BUDGET 0.5 / 0.75 / 1.0 and DEPTH1 2 / 5 gave p50 36-51 ms on a

@@ -37,6 +37,9 @@ from glassrag.errors import StoreError
 PG_FORMAT = 2
 DEFAULT_SCHEMA = "glassrag"
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
+# how the pg-* retrievers break ties: by index order (document id, then position), as the
+# embedded store's chunks are ordered
+ORDER = 'c.doc_id COLLATE "C", c.position'
 TEXT_SEARCH = "english"  # the text-search configuration of chunks.tsv (pg-fulltext, pg-hybrid)
 
 

@@ -28,15 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from glassrag.store.pgschema import TEXT_SEARCH, Location
-
-ORDER = 'c.doc_id COLLATE "C", c.position'
+from glassrag.store.pgprune import top_k
+from glassrag.store.pgschema import ORDER, TEXT_SEARCH, Location
 
 
 def bm25(conn: Any, loc: Location, tokens: list[str], depth: int) -> list[tuple[str, float]]:
     """Top `depth` chunks by BM25 from the stored impacts (pruned, exact)."""
-    from glassrag.store.pgprune import top_k
-
     return top_k(conn, loc, tokens, depth)
 
 

@@ -23,7 +23,7 @@ from glassrag.schema import SCORING_KINDS
 from glassrag.schema import Answer, Passage, StageTrace
 from glassrag.stage import own_score
 from glassrag.web import settings
-from glassrag.web.catalog import Source, settings_key
+from glassrag.web.catalog import Source
 from glassrag.web.glossary import CAUSES
 from glassrag.web.encode import encode
 from glassrag.web.route import add_terms, drawn_in, layout
@@ -128,7 +128,7 @@ class AskView:
         (a POST) is never kept: each press of the button asks the model again."""
         if self.config.generate.enabled:
             return encode(self.compute())
-        key = settings_key(self.config)
+        key = self.config.key()
         body = self.source.answers.get(self.generation, key, self.question)
         if body is None:
             body = encode(self.compute())

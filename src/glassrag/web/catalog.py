@@ -46,11 +46,6 @@ PIPELINE_BASE_BYTES = 8 * 1024  # its stages, gate and reader: ~10 KB on a 4-doc
 LABELS_KEPT = 65_536
 
 
-def settings_key(config: Config) -> str:
-    """A configuration as one text: equal for equal settings, whatever their order or origin."""
-    return json.dumps(config.to_dict(), sort_keys=True, default=str)
-
-
 def pipeline_bytes(index: Index) -> int:
     """Memory one pipeline keeps beyond the shared index, estimated from the index: a float32
     BM25 score per posting and PER_CHUNK_BYTES per chunk (bench/pipeline_memory.py)."""
@@ -172,7 +167,7 @@ class Source:
 
     def pipeline(self, config: Config, live: Live | None = None) -> Pipeline:
         index = self._at(live)
-        key = settings_key(config)
+        key = config.key()
         with self._lock:
             if key in self._pipelines:
                 self._pipelines.move_to_end(key)
