@@ -45,6 +45,8 @@ def test_mismatch_names_each_changed_setting_and_a_changed_rule_or_cost(calibrat
         "gate.rule was 'cost', now 'balanced'"]
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"score": "auto"})) == [
         "gate.score was 'combined', now 'auto'"]
+    assert mismatch(calibrated, CONFIG.with_overrides(gate={"offtopic_keep": 0.9})) == [
+        f"gate.offtopic_keep was {CONFIG.gate.offtopic_keep}, now 0.9"]
     # a calibration stored before gate.score existed chose by auto
     before = {k: v for k, v in calibrated.extra["gate"].items() if k != "score_mode"}
     assert mismatch(replace(calibrated, extra={**calibrated.extra, "gate": before}), CONFIG) == [

@@ -181,7 +181,7 @@ def test_a_gate_that_cannot_separate_says_why():
 def test_the_gate_params_the_trace_shows():
     assert Gate(CAL, {"bm25.k1": 1.5}).params() == {
         "score": "s", "threshold": 0.25, "rule": "cost", "cost": 5.0, "separable": True,
-        "auroc": {"auroc": 0.9, "low": 0.8, "high": 0.95}}
+        "auroc": {"auroc": 0.9, "low": 0.8, "high": 0.95}, "offtopic_threshold": None}
     assert Gate(CAL, {"bm25.k1": 2.0}).params()["threshold"] is None  # stale: no threshold applies
     assert Gate(None, {}).params() == {"score": None, "threshold": None, "rule": None, "cost": None,
-                                       "separable": None, "auroc": None}
+                                       "separable": None, "auroc": None, "offtopic_threshold": None}

@@ -51,6 +51,7 @@ NO_GATE_SCORE = {
     "gate.cost": "how calibrate picks the threshold",
     "gate.score": "which score calibrate fits (evaluate/fits.py checks it beside rule and cost)",
     "gate.offtopic": "which questions calibrate reads",
+    "gate.offtopic_keep": "where calibrate puts the second threshold (evaluate/fits.py checks it)",
     "gate.answerability": "stored as a digest of the model's file instead (scoring_settings)",
     "gate.answerability_depth": "stored beside that digest when the model is read (scoring_settings)",
 }

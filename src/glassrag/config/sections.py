@@ -217,6 +217,11 @@ class GateSettings:
                              "unanswerable ones (weighted as much as the golden set's own); every "
                              "evaluation with the gate on reports the test half's declines either way",
                              "experiment offtopic-negatives")
+    offtopic_keep: float = setting(1.0, "a second threshold, for questions off the corpus's topic: a "
+                                   "combination fitted on found answers against the off-topic train "
+                                   "questions alone, placed to keep this share of found answers (out of "
+                                   "fold); 1 turns it off", "experiment gate-offtopic-threshold",
+                                   low=0.5, high=1.0)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from glassrag.config import Config
 from glassrag.evaluate.golden import Question
-from glassrag.gate.threshold import changed
+from glassrag.gate.threshold import changed, offtopic_keep
 from glassrag.pipeline import Pipeline
 from glassrag.schema.fitted import Calibration
 from glassrag.store.base import Index
@@ -44,6 +44,8 @@ def mismatch(index: Index, config: Config) -> list[str]:
         out.append(f"gate.cost was {cal.cost}, now {config.gate.cost}")
     if cal.score_mode != config.gate.score:
         out.append(f"gate.score was {cal.score_mode!r}, now {config.gate.score!r}")
+    if offtopic_keep(cal.fit) != config.gate.offtopic_keep:
+        out.append(f"gate.offtopic_keep was {offtopic_keep(cal.fit)}, now {config.gate.offtopic_keep}")
     return out
 
 

@@ -15,8 +15,9 @@ from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, quote_correct
 from glassrag.evaluate.offtopic import offtopic_questions
-from glassrag.gate.calibrate import calibrate
+from glassrag.gate.calibrate import calibrate, calibrate_offtopic
 from glassrag.gate.score import value
+from glassrag.gate.threshold import declines
 from glassrag.schema import RANKING_KINDS
 from glassrag.schema.fitted import Calibration, RerankerModel
 from glassrag.pipeline import Pipeline
@@ -173,14 +174,15 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
     gate = calibrate(found_signals, [s for _, s in unanswerable], rule,
                      config.gate.cost if cost is None else cost, f"{source} (train split)", weights,
                      config.gate.score)
-    scored = [(g, value(gate["score"], s)) for g, s in unanswerable]  # the gate's score, once each
+    if config.gate.offtopic_keep < 1.0:
+        gate["offtopic_gate"] = calibrate_offtopic(found_signals, [s for t, s in unanswerable if t == "off-topic"],
+                                                   config.gate.offtopic_keep)
     by_topic = {}
     for t in present:
-        below = [v is not None and gate["threshold"] is not None and v < gate["threshold"]
-                 for g, v in scored if g == t]
+        below = [declines(gate, s) for g, s in unanswerable if g == t]
         by_topic[t] = {"questions": groups[t], "declined": sum(below) / len(below),
                        "above": len(below) - sum(below)}
-    every = [v for v in [*(value(gate["score"], s) for s in found_signals), *(v for _, v in scored)]
+    every = [v for v in (value(gate["score"], s) for s in [*found_signals, *(s for _, s in unanswerable)])
              if v is not None]
     gate["score_range"] = [min(every), max(every)] if every else None
     if extra and not groups["on-topic"]:

@@ -26,6 +26,7 @@ from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.grid import reingest_settings
 from glassrag.evaluate.relevance import Judge
+from glassrag.gate.threshold import offtopic_keep
 from glassrag.evaluate.remember import Remembered, RememberedChunks, RememberingIndex, RememberingJudge
 from glassrag.pipeline import Pipeline
 from glassrag.stage_cache import StageCache, digest
@@ -129,9 +130,10 @@ def calibrated(variant: Variant, config: Config, questions: Sequence[Question], 
     settings = Pipeline(index, config).scoring_settings()
     same_rule = gate.get("rule") == config.gate.rule and (config.gate.rule != "cost"
                                                           or gate.get("cost") == config.gate.cost)
+    same_rule = same_rule and offtopic_keep(gate) == config.gate.offtopic_keep
     if gate.get("settings") == settings and same_rule:
         return index, "index"
-    key = digest(settings, config.gate.rule, config.gate.cost, config.answer.budget_words)
+    key = digest(settings, config.gate.rule, config.gate.cost, config.gate.offtopic_keep, config.answer.budget_words)
     if key not in variant.calibrations:
         made, reader = calibrate_index(index, config, questions, config.gate.rule, golden,
                                        cache=variant.cache, judge=variant.judge)

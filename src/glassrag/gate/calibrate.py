@@ -294,3 +294,39 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
             "auroc": {k: best[k] for k in ("auroc", "low", "high")},
             "signals": table, "chosen": chosen, "sweep": rows,
             "n_answerable": len(answerable), "n_unanswerable": len(unanswerable), "warnings": warnings}
+
+
+def calibrate_offtopic(answerable: list[dict[str, float]], offtopic: list[dict[str, float]],
+                       keep: float) -> dict[str, Any]:
+    """The second threshold: a combination of COMBINED's signals fitted on found answers
+    against off-topic questions only, its threshold the highest t that keeps at least `keep`
+    of the found answers, both out of fold:
+
+        t = max{ t : share of found answers whose out-of-fold score ≥ t  ≥ keep }
+
+    The first gate weighs the golden set's own unanswerable questions as much as the
+    off-topic ones, and its cost c trades both against found answers; a question no corpus is
+    about still passes it when its words occur in the documents (SciFact's abstracts hold
+    most of "In what year was the Premier League created?"). This score learns only that
+    difference, and `keep` bounds what it may cost. Not active (threshold None, and why)
+    with fewer than CV_FOLDS questions of a class, fewer than two of its signals, or when
+    its AUROC interval reaches 0.5."""
+    names = [n for n in COMBINED if all(n in s for s in [*answerable, *offtopic])]
+    record: dict[str, Any] = {"keep": keep, "threshold": None, "score": None, "n_answerable": len(answerable),
+                              "n_offtopic": len(offtopic), "why": ""}
+    if min(len(answerable), len(offtopic)) < max(CV_FOLDS, MIN_PER_CLASS) or len(names) < 2:
+        record["why"] = (f"needs at least {max(CV_FOLDS, MIN_PER_CLASS)} found answers and off-topic questions and "
+                         f"two of {', '.join(COMBINED)} ({len(answerable)} found, {len(offtopic)} off-topic; "
+                         f"signals: {', '.join(names) or 'none'})")
+        return record
+    pos, neg = combined_oof(answerable, offtopic, names)
+    low, high = auroc_interval(pos, neg)
+    record["auroc"] = {"auroc": auroc(pos, neg), "low": low, "high": high}
+    if low <= 0.5:
+        record["why"] = f"it does not separate found answers from off-topic questions (AUROC [{low:.2f}, {high:.2f}])"
+        return record
+    ok = [r for r in sweep(pos, neg) if r["answerable_kept"] >= keep]
+    chosen = max(ok, key=lambda r: r["threshold"])
+    record.update({"threshold": chosen["threshold"], "score": fit_combined(answerable, offtopic, names),
+                   "kept": chosen["answerable_kept"], "declined": chosen["unanswerable_declined"]})
+    return record

@@ -47,6 +47,11 @@ def changed(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return out
 
 
+def offtopic_keep(calibration: Any) -> float:
+    """The gate.offtopic_keep a stored calibration was made with (1: no second threshold)."""
+    return float((calibration.get("offtopic_gate") or {}).get("keep", 1.0))
+
+
 class Gate:
     name = "gate"
     kind = "gate"
@@ -67,7 +72,8 @@ class Gate:
         return {"score": score_name(cal["score"]) if cal.get("score") else None,
                 "threshold": cal.get("threshold") if not self.stale else None,
                 "rule": cal.get("rule"), "cost": cal.get("cost"), "separable": cal.get("separable"),
-                "auroc": cal.get("auroc")}
+                "auroc": cal.get("auroc"),
+                "offtopic_threshold": (cal.get("offtopic_gate") or {}).get("threshold") if not self.stale else None}
 
     def decide(self, signals: dict[str, float] | None) -> tuple[bool, str]:
         """(declined, why) for one question's signals (None: no passage matched at all)."""
@@ -80,6 +86,14 @@ class Gate:
             return False, ("the calibration was made with other settings (" + "; ".join(self.stale[:4])
                            + (f"; and {len(self.stale) - 4} more" if len(self.stale) > 4 else "")
                            + "): the scores shifted, run glassrag calibrate again")
+        declined, why = self._first(cal, signals)
+        if declined:
+            return declined, why
+        off = self._offtopic(cal.get("offtopic_gate"), signals)
+        return (True, off) if off else (False, why)
+
+    @staticmethod
+    def _first(cal: dict[str, Any], signals: dict[str, float]) -> tuple[bool, str]:
         name = score_name(cal["score"])
         a = cal["auroc"]
         if not cal.get("separable") or cal.get("threshold") is None:
@@ -93,3 +107,20 @@ class Gate:
         if score < threshold:
             return True, f"gate score {name} {score:.4g} is below the calibrated threshold {threshold:.4g}"
         return False, f"gate score {name} {score:.4g} ≥ threshold {threshold:.4g}"
+
+    @staticmethod
+    def _offtopic(off: dict[str, Any] | None, signals: dict[str, float]) -> str:
+        """Why the second threshold (gate.offtopic_keep, gate/calibrate.py `calibrate_offtopic`)
+        declines the question, or "" when it passes it or is not calibrated."""
+        if not off or off.get("threshold") is None:
+            return ""
+        score = value(off["score"], signals)
+        if score is None or score >= off["threshold"]:
+            return ""
+        return (f"off-topic: its score against the off-topic questions {score:.4g} is below the threshold "
+                f"{off['threshold']:.4g} that keeps {off['keep']:.0%} of the found train answers")
+
+
+def declines(calibration: dict[str, Any], signals: dict[str, float] | None) -> bool:
+    """Whether the calibration, valid for its own settings, declines these signals."""
+    return Gate(calibration, dict(calibration.get("settings", {}))).decide(signals)[0]
