@@ -164,6 +164,22 @@ def print_inputs(gate: dict[str, Any]) -> None:
               markup=False)
 
 
+def print_offtopic_gate(off: dict[str, Any] | None) -> None:
+    """The second threshold (gate.offtopic_keep below 1), or why it is not set."""
+    if not off:
+        return
+    if off["threshold"] is None:
+        out.print(f"second threshold, for off-topic questions (gate.offtopic_keep = {off['keep']:g}): not set, "
+                  + off["why"], markup=False)
+        return
+    a = off["auroc"]
+    out.print(f"second threshold, for off-topic questions (gate.offtopic_keep = {off['keep']:g}): combined "
+              f"({', '.join(off['score']['names'])}) fitted on {off['n_answerable']} found answers against "
+              f"{off['n_offtopic']} off-topic train questions, AUROC {a['auroc']:.3f} [{a['low']:.2f}, {a['high']:.2f}]; "
+              f"threshold {off['threshold']:.4g} keeps {off['kept']:.1%} of the found answers and declines "
+              f"{off['declined']:.1%} of the off-topic ones (out of fold)", markup=False)
+
+
 def print_calibration(gate: dict[str, Any]) -> None:
     """The signal table, the score chosen and what its threshold does on the train split."""
     from glassrag.gate.score import score_name
@@ -202,10 +218,11 @@ def print_calibration(gate: dict[str, Any]) -> None:
               + ("the combination gate.score = combined reads, its threshold placed on out-of-fold scores"
                  if gate.get("how") == "combined" else
                  "chosen among the signals whose AUROC interval lies above 0.5, by least cost"), markup=False)
+    print_offtopic_gate(gate.get("offtopic_gate"))
     above = sum(row.get("above", 0) for row in topics.values())
     if gate.get("score_range"):
         low, high = gate["score_range"]
-        out.print(f"  {above} unanswerable train question(s) score at or above the threshold; the score "
+        out.print(f"  {above} unanswerable train question(s) pass the gate; the first score "
                   f"ranges over [{low:.4g}, {high:.4g}] on the train split. A score above the threshold "
                   "means the passages look like they answer the question, not that they are true, "
                   "current or the whole answer.", markup=False)

@@ -249,7 +249,7 @@ class AnalyticsView:
                 "auroc": gate.get("auroc"), "signals": gate.get("signals", []),
                 "chosen": chosen, "n_answerable": gate.get("n_answerable"),
                 "n_unanswerable": gate.get("n_unanswerable"), "golden": gate.get("golden"),
-                "split": gate.get("split"), "points": len(gate["sweep"]),
+                "split": gate.get("split"), "points": len(gate["sweep"]), "offtopic": gate.get("offtopic_gate"),
                 "plot": sweep_plot(gate["sweep"], gate.get("threshold"))}
 
     def _reranker(self) -> dict[str, Any] | None:

@@ -191,6 +191,7 @@ def _gate(c: Config, extra: Mapping[str, Any], rerank_used: str) -> tuple[list[t
     if c.gate.rule == "cost":
         settings.append(("gate.cost", c.gate.cost))
     settings.append(("gate.answerability", c.gate.answerability))
+    settings.append(("gate.offtopic_keep", c.gate.offtopic_keep))
     cal = extra.get("gate")
     if not cal or not cal.get("score"):
         return settings, "not calibrated: it declines only questions that match nothing (glassrag calibrate)"
@@ -210,9 +211,14 @@ def _gate(c: Config, extra: Mapping[str, Any], rerank_used: str) -> tuple[list[t
     where = f"calibrated on the {cal.get('split', 'train')} split of {Path(str(cal.get('golden', ''))).name}"
     if not cal.get("separable") or cal.get("threshold") is None:
         return settings, f"{where}: no score separated answerable from unanswerable questions, so it declines nothing"
+    off = cal.get("offtopic_gate") or {}
+    if off.get("threshold") is not None:
+        settings.append(("off-topic threshold", off["threshold"]))
     return settings, (f"{where}: declines a question whose score is below the threshold "
                       f"(AUROC on train {auroc.get('auroc', float('nan')):.2f} "
-                      f"[{auroc.get('low', float('nan')):.2f}, {auroc.get('high', float('nan')):.2f}])")
+                      f"[{auroc.get('low', float('nan')):.2f}, {auroc.get('high', float('nan')):.2f}])"
+                      + (f", or whose off-topic score is below the second threshold (it keeps "
+                         f"{off['keep']:.0%} of the found train answers)" if off.get("threshold") is not None else ""))
 
 
 def make_run_commands(source: Source, golden: Path | None) -> list[str]:
