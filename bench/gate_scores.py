@@ -7,6 +7,7 @@ split. The evidence behind the defaults `gate.score = combined` and
     python bench/gate_scores.py --corpus demo --depth 5
     python bench/gate_scores.py --model bundled --model .glassrag/cross-encoder-old
     python bench/gate_scores.py --model bundled --depth 5 --cost 2.5   # writes gate_scores_c2.5.*
+    python bench/gate_scores.py --model bundled --depth 5 --cost 2.5 --offtopic-keep 0.98   # gate_scores_c2.5_k0.98.*
 
 For each corpus of experiments/corpora.toml: the index with glassrag's defaults and the
 learned reranker trained on the train split (the experiment log's bench, so indexes are
@@ -52,7 +53,8 @@ from bench.common import RESULTS  # noqa: E402
 from glassrag.config import Config  # noqa: E402
 from glassrag.experiment import work_folder  # noqa: E402
 from glassrag.experiment.corpora import Bench, load_corpora  # noqa: E402
-from glassrag.gate.calibrate import SCORES, calibrate  # noqa: E402
+from glassrag.gate.calibrate import SCORES, calibrate, calibrate_offtopic  # noqa: E402
+from glassrag.gate.threshold import declines  # noqa: E402
 from glassrag.gate.score import CV_FOLDS, folds, score_name, value  # noqa: E402
 from glassrag.provenance import provenance  # noqa: E402
 
@@ -80,12 +82,13 @@ def weighted(on: list, off: list) -> tuple[list, list[float] | None]:
 
 
 def declined(cal: dict, signals: list) -> float:
-    """The share of `signals` the calibrated gate declines (None: matched nothing, declined)."""
+    """The share of `signals` the calibrated gate declines (None: matched nothing, declined;
+    a signal the score needs missing: declined), by its first threshold and its second one
+    when the calibration has it (gate/threshold.py `declines`)."""
     if not signals:
         return float("nan")
     t = cal["threshold"] if cal["separable"] else None
-    out = [s is None or t is not None and (value(cal["score"], s) is None or value(cal["score"], s) < t)
-           for s in signals]
+    out = [s is None or t is not None and value(cal["score"], s) is None or declines(cal, s) for s in signals]
     return float(np.mean(out))
 
 
@@ -109,11 +112,13 @@ def out_of_fold(mode: str, found: list, un: list, w: list | None, cost: float) -
     return COST * (1 - kept / len(found)) + (1 - dec / weights.sum())
 
 
-def measure(rows: list[dict], mode: str, cost: float = COST) -> dict:
+def measure(rows: list[dict], mode: str, cost: float = COST, keep: float = 1.0) -> dict:
     found, on, off = groups(rows, "train")
     un, w = weighted(on, off)
     t_found, t_on, t_off = groups(rows, "test")
     cal = calibrate(found, un, "cost", cost, "train", w, mode)
+    if keep < 1.0:
+        cal["offtopic_gate"] = calibrate_offtopic(found, [s for s in off if s], keep)
     out = {"reads": score_name(cal["score"]), "how": cal["how"], "threshold": cal["threshold"],
            "found_declined": declined(cal, t_found), "on_topic_declined": declined(cal, t_on),
            "off_topic_declined": declined(cal, t_off), "train_cost_out_of_fold": out_of_fold(mode, found, un, w, cost),
@@ -132,13 +137,16 @@ def main() -> None:
                         help="passages the model reads (gate.answerability_depth); repeatable (default 3, 5, 10)")
     parser.add_argument("--cost", type=float, default=COST,
                         help="the rule's c to calibrate with (default 5; the test cost is judged at c = 5 either way)")
+    parser.add_argument("--offtopic-keep", type=float, default=1.0,
+                        help="gate.offtopic_keep: the second threshold's share of found answers kept (default 1: none)")
     args = parser.parse_args()
     corpora = load_corpora(LOG)
     bench = Bench(work_folder(LOG))
     config = Config()
     models = args.model or [config.gate.answerability]
     depths = args.depth or [3, 5, 10]
-    results: dict = {"models": models, "depths": depths, "cost": args.cost, "runs": []}
+    results: dict = {"models": models, "depths": depths, "cost": args.cost, "offtopic_keep": args.offtopic_keep,
+                     "runs": []}
     for name in args.corpus or CORPORA:
         corpus = corpora[name]
         if corpus.missing():
@@ -151,15 +159,18 @@ def main() -> None:
                 rows = signal_rows(index, replace(config, gate=gate), bench.questions(corpus))
                 for mode in SCORES:
                     results["runs"].append({"corpus": name, "model": model, "depth": depth, "score": mode,
-                                            **measure(rows, mode, args.cost)})
+                                            **measure(rows, mode, args.cost, args.offtopic_keep)})
                 print(f"{name} · {model} · depth {depth}: measured", flush=True)
     results["provenance"] = provenance({})
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = "gate_scores" if args.cost == COST else f"gate_scores_c{args.cost:g}"
+    stem = "gate_scores" + ("" if args.cost == COST else f"_c{args.cost:g}") + (
+        "" if args.offtopic_keep == 1.0 else f"_k{args.offtopic_keep:g}")
     (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     lines = ["# Which score the gate reads, from how many passages (bench/gate_scores.py)", "",
              f"Calibrated on the train split (rule cost, c = {args.cost:g}, each kind of unanswerable question weighing as "
-             "much) by `glassrag calibrate`'s own code, once per `gate.score`; shares declined on the test split; "
+             "much" + (f"; a second threshold keeping {args.offtopic_keep:g} of found answers against off-topic ones"
+                       if args.offtopic_keep < 1.0 else "") +
+             ") by `glassrag calibrate`'s own code, once per `gate.score`; shares declined on the test split; "
              "cost = 5 × found declined + 1 − (on-topic + off-topic declined) / 2.", "",
              "| model | depth | score | mean test cost | mean found declined | mean on-topic declined | "
              "mean off-topic declined | mean train cost, out of fold |", "|---|---|---|---|---|---|---|---|"]
