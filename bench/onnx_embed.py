@@ -11,10 +11,12 @@ variant's figure is the median of its rounds; the ratios compare medians of the 
 Both backends run on the cores the process may use (2 here), batches of 32. Before timing,
 the ONNX fp32 vectors are compared with sentence-transformers' (worst cosine).
 
-`--levers` also times the ONNX graph without each lever the backend uses: batches cut in
-input order and padded to the model's 256-token window (sentence-transformers sorts by
-length and pads to the longest member of a batch, so this is the padding lever alone), idle
-threads spinning (ONNX Runtime's default), and one intra-op thread instead of two.
+`--levers` also times the ONNX graph without each lever the backend uses: batches of 32
+texts on one session with two intra-op threads (what the backend did before: the two levers
+below together); batches of 32 texts side by side (runs of 256 padded tokens is the lever
+alone); one thread (does running runs side by side cost CPU?); and runs cut in input order
+and padded to the model's 256-token window (sentence-transformers sorts by length and pads
+to the longest member of a batch, so this is the padding lever alone).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
@@ -35,7 +38,7 @@ from common import SCIFACT, save  # noqa: E402
 from glassrag import threads  # noqa: E402
 from glassrag.dense import onnx_embed  # noqa: E402
 from glassrag.dense.neural import SentenceEmbedder  # noqa: E402
-from glassrag.models import onnx_session, pad_id  # noqa: E402
+from glassrag.models import pad_id  # noqa: E402
 
 
 def sample(n: int) -> list[str]:
@@ -50,22 +53,23 @@ def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     return time.process_time() - c0, time.perf_counter() - w0, out
 
 
-def padded_in_order(model: onnx_embed.OnnxSentenceModel, texts: list[str], threads_: int) -> np.ndarray:
-    """The ONNX graph without the padding lever: input order, every batch padded to 256."""
-    session, tok = model.session(threads_), model.tokenizer()
-    out = []
-    for begin in range(0, len(texts), 32):
-        enc = tok.encode_batch([t.strip() for t in texts[begin:begin + 32]])
-        width = model.max_seq_length
-        ids = np.full((len(enc), width), pad_id(tok), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, e in enumerate(enc):
-            ids[row, :len(e.ids)], mask[row, :len(e.ids)] = e.ids, 1
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        m = mask[:, :, None].astype(np.float32)
-        pooled = (hidden * m).sum(1) / m.sum(1)
-        out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
-    return np.concatenate(out)
+def padded_in_order(model: onnx_embed.OnnxSentenceModel, texts: list[str], workers: int) -> np.ndarray:
+    """The backend without the padding lever: runs of 256 padded tokens (one text each here)
+    in input order, every one padded to the 256-token window, side by side as encode runs them."""
+    session, tok = model.session(1), model.tokenizer()
+    enc = tok.encode_batch([t.strip() for t in texts])
+    width, lengths = model.max_seq_length, np.array([len(e.ids) for e in enc])
+    groups = [np.array([i]) for i in range(len(enc))]
+
+    def one(idx: np.ndarray) -> np.ndarray:
+        ids, mask, types = onnx_embed.padded(enc, lengths, idx, pad_id(tok))
+        grow = ((0, 0), (0, width - ids.shape[1]))
+        ids, mask, types = np.pad(ids, grow, constant_values=pad_id(tok)), np.pad(mask, grow), np.pad(types, grow)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+        return onnx_embed.pool(hidden, mask, model.pooling)
+
+    with ThreadPoolExecutor(workers) as pool:
+        return np.concatenate(list(pool.map(one, groups)))
 
 
 def main() -> None:
@@ -91,19 +95,21 @@ def main() -> None:
     def st(model: Any) -> Callable[[], np.ndarray]:
         return lambda: model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
 
-    def ox(model: onnx_embed.OnnxSentenceModel, n_threads: int = cores) -> Callable[[], np.ndarray]:
-        return lambda: model.encode(texts, 32, n_threads)
+    def ox(model: onnx_embed.OnnxSentenceModel, n_threads: int = cores,
+           run_tokens: int = onnx_embed.RUN_TOKENS) -> Callable[[], np.ndarray]:
+        return lambda: model.encode(texts, 32, n_threads, run_tokens)
 
     variants: dict[str, Callable[[], np.ndarray]] = {
         "sentence-transformers fp32": st(st32), "glassrag onnx fp32": ox(ox32),
         "sentence-transformers int8": st(st8), "glassrag onnx int8": ox(ox8)}
+    levers = ("onnx fp32, batches of 32 on two intra-op threads", "onnx fp32, batches of 32 side by side",
+              "onnx fp32, one thread", "onnx fp32, in order, padded to 256")
     if args.levers:
-        spinning = onnx_embed.OnnxSentenceModel(folder, "fp32", name="all-MiniLM-L6-v2")
-        spinning._sessions[cores] = onnx_session(ox32.file, cores, "", spin=True)
-        spinning.encode(texts[:32], 32, cores)
-        variants |= {"onnx fp32, in order, padded to 256": lambda: padded_in_order(ox32, texts, cores),
-                     "onnx fp32, idle threads spinning": ox(spinning),
-                     "onnx fp32, one thread": ox(ox32, 1)}
+        pooled = onnx_embed.OnnxSentenceModel(folder, "fp32", name="all-MiniLM-L6-v2")
+        pooled._sessions[1] = ox32.session(cores)  # encode's runs go through an intra-op pool instead
+        pooled.encode(texts[:32], 32, 1, 10 ** 9)
+        variants |= dict(zip(levers, (ox(pooled, 1, 10 ** 9), ox(ox32, cores, 10 ** 9), ox(ox32, 1),
+                                      lambda: padded_in_order(ox32, texts, cores))))
     warm = texts[:32]
     for model in (ox32, ox8):  # graphs built, sessions made, first-call costs paid before timing
         model.encode(warm, 32, cores)
@@ -136,7 +142,7 @@ def main() -> None:
               "onnx int8 / sentence-transformers int8": ratio("glassrag onnx int8", "sentence-transformers int8"),
               "sentence-transformers int8 / fp32": ratio("sentence-transformers int8", "sentence-transformers fp32")}
     if args.levers:
-        for lever in ("onnx fp32, in order, padded to 256", "onnx fp32, idle threads spinning", "onnx fp32, one thread"):
+        for lever in levers:
             ratios[f"onnx fp32 / {lever}"] = ratio("glassrag onnx fp32", lever)
     parity = {"worst cosine onnx fp32 vs sentence-transformers fp32": float(full32.min()),
               "mean cosine onnx int8 vs onnx fp32": float((vectors["glassrag onnx int8"] * vectors["glassrag onnx fp32"]).sum(1).mean()),

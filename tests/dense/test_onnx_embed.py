@@ -92,6 +92,18 @@ def test_vectors_are_unit_length_and_know_paraphrases(onnx_minilm):
     assert float(alone @ v[2]) >= 1 - 1e-6
 
 
+def test_runs_side_by_side_give_the_vectors_of_one_thread(onnx_minilm):
+    from glassrag.dense import onnx_embed
+
+    model = onnx_embed.OnnxSentenceModel(FOLDER, "fp32", name="all-MiniLM-L6-v2")
+    texts = sample_texts(12) + ["A short one.", "Another short sentence here."]
+    one = model.encode(texts, 32, 1)
+    assert len(onnx_embed.runs(np.array([len(e.ids) for e in model.tokenizer().encode_batch(texts)]), 32)) > 2
+    np.testing.assert_allclose(model.encode(texts, 32, 2), one, atol=1e-6)  # same rows, same places
+    np.testing.assert_allclose(model.encode(texts, 32, 2, 10 ** 9), one, atol=1e-5)  # one padded batch
+    assert model.encode([], 32, 2).shape == (0, 384)
+
+
 def test_int8_is_a_smaller_graph_close_to_fp32(onnx_minilm):
     from glassrag.dense.neural import SentenceEmbedder
 

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,12 @@ from glassrag.errors import ConfigError
 from glassrag.models import onnx_session, onnx_tokenizer, pad_id
 
 POOLINGS = ("mean", "cls")
+# Padded tokens in one session run. Runs this small keep a layer's activations in a core's
+# cache (one 256-token text: a 1.5 MB feed-forward activation, 2 MB L2), and cores work on
+# different runs: bench/onnx_embed.py --levers times batches of 32 on two intra-op threads
+# against this (bench/results/onnx_embed.md); 256 beat 64, 128, 384, 512, 1024 and 2048 on
+# SciFact abstracts and on their first sentences in a separate trial.
+RUN_TOKENS = 256
 ST_MODULES = {"sentence_transformers.models.Transformer", "sentence_transformers.models.Pooling",
               "sentence_transformers.models.Normalize"}
 
@@ -169,8 +176,10 @@ def _quantize(fp32: Path, out: Path) -> None:
 
 class OnnxSentenceModel:
     """`encode(texts)`: unit-length float32 rows, as sentence-transformers' `encode(...,
-    normalize_embeddings=True)` gives them for the same folder. One session per thread count
-    (ONNX Runtime fixes a session's threads): questions run on one, a corpus on every core."""
+    normalize_embeddings=True)` gives them for the same folder. Everything runs on one
+    one-thread session: a question on the caller's thread, a corpus as small runs on as many
+    threads as it is given, side by side (`session(n)` makes an n-thread session for
+    comparisons: ONNX Runtime fixes a session's threads)."""
 
     def __init__(self, folder: Path, precision: str = "fp32", max_seq_length: int | None = None,
                  name: str = "model") -> None:
@@ -208,37 +217,75 @@ class OnnxSentenceModel:
             self._tokenizer = onnx_tokenizer(self.folder / "tokenizer.json", self.max_seq_length, pad=False)
         return self._tokenizer
 
-    def encode(self, texts: list[str], batch_size: int = 32, threads: int = 1) -> np.ndarray:
-        """Texts tokenised at once, then run in batches of similar token length, each padded
-        only to its own longest member."""
-        session, tok = self.session(threads), self.tokenizer()
-        texts = [t.strip().lower() if self.lower else t.strip() for t in texts]
-        enc = tok.encode_batch(texts)
-        lengths = np.array([len(e.ids) for e in enc])
-        order = np.argsort(-lengths, kind="stable")
-        out: np.ndarray | None = None
-        pad = pad_id(tok)
-        for begin in range(0, len(order), batch_size):
-            idx = order[begin: begin + batch_size]
-            width = int(lengths[idx].max())
-            ids = np.full((len(idx), width), pad, dtype=np.int64)
-            mask = np.zeros((len(idx), width), dtype=np.int64)
-            types = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                n = lengths[i]
-                ids[row, :n], mask[row, :n], types[row, :n] = enc[i].ids, 1, enc[i].type_ids
+    def encode(self, texts: list[str], batch_size: int = 32, threads: int = 1,
+               run_tokens: int = RUN_TOKENS) -> np.ndarray:
+        """Texts tokenised at once, sorted by token length and cut into `runs` of at most
+        `batch_size` texts and `run_tokens` padded tokens, each padded only to its own longest
+        member; with `threads` > 1 that many runs go through the one-thread session side by
+        side (ONNX Runtime releases the GIL), instead of one run split over an intra-op pool."""
+        tok = self.tokenizer()
+        enc = tok.encode_batch([t.strip().lower() if self.lower else t.strip() for t in texts])
+        lengths = np.array([len(e.ids) for e in enc], dtype=np.int64)
+        groups = runs(lengths, batch_size, run_tokens)
+        session, pad = self.session(1), pad_id(tok)
+
+        def one(idx: np.ndarray) -> np.ndarray:
+            ids, mask, types = padded(enc, lengths, idx, pad)
             hidden = session.run([OUTPUT], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
-            if self.pooling == "cls":
-                pooled = hidden[:, 0]
-            else:
-                m = mask[:, :, None].astype(np.float32)
-                pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            if out is None:
-                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
-                self.dim = pooled.shape[1]
-            norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            out[idx] = pooled / norms
-        return out if out is not None else np.zeros((0, self.dim or 0), dtype=np.float32)
+            return pool(hidden, mask, self.pooling)
+
+        if threads > 1 and len(groups) > 1:
+            with ThreadPoolExecutor(min(threads, len(groups))) as workers:
+                pooled = list(workers.map(one, groups))
+        else:
+            pooled = [one(idx) for idx in groups]
+        if not pooled:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        self.dim = pooled[0].shape[1]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for idx, rows in zip(groups, pooled):
+            out[idx] = rows
+        return out
+
+
+def runs(lengths: np.ndarray, most_texts: int, most_tokens: int = RUN_TOKENS) -> list[np.ndarray]:
+    """Text indices grouped for one session run each: longest first (stable), each run a
+    consecutive stretch of that order that grows while len(run) <= most_texts and
+    len(run) * length(its first, longest text) <= most_tokens; a run holds at least one text."""
+    order = np.argsort(-lengths, kind="stable")
+    out: list[np.ndarray] = []
+    begin = 0
+    while begin < len(order):
+        width = max(int(lengths[order[begin]]), 1)
+        take = max(1, min(most_texts, most_tokens // width, len(order) - begin))
+        out.append(order[begin: begin + take])
+        begin += take
+    return out
+
+
+def padded(enc: list[Any], lengths: np.ndarray, idx: np.ndarray, pad: int) -> tuple[np.ndarray, ...]:
+    """input_ids, attention_mask, token_type_ids (int64, len(idx) x the longest length in idx)
+    of the encodings `idx`, right-padded with `pad` and mask 0."""
+    width = int(lengths[idx].max())
+    ids = np.full((len(idx), width), pad, dtype=np.int64)
+    mask = np.zeros((len(idx), width), dtype=np.int64)
+    types = np.zeros((len(idx), width), dtype=np.int64)
+    for row, i in enumerate(idx):
+        n = lengths[i]
+        ids[row, :n], mask[row, :n], types[row, :n] = enc[i].ids, 1, enc[i].type_ids
+    return ids, mask, types
+
+
+def pool(hidden: np.ndarray, mask: np.ndarray, pooling: str | None) -> np.ndarray:
+    """Unit-length sentence vectors from token vectors h (batch x length x dim):
+    cls: v = h[:, 0]; mean: v = Σₜ mₜ·hₜ / max(Σₜ mₜ, 1e-9); then v / max(‖v‖, 1e-12),
+    as sentence-transformers' Pooling and Normalize modules compute them."""
+    if pooling == "cls":
+        v = hidden[:, 0]
+    else:
+        m = mask[:, :, None].astype(np.float32)
+        v = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    return (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
 _LOADED: dict[tuple[str, str, int | None], OnnxSentenceModel] = {}
