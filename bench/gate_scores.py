@@ -128,6 +128,22 @@ def measure(rows: list[dict], mode: str, cost: float = COST, keep: float = 1.0) 
     return out
 
 
+def cached_rows(folder: str | None, corpus: str, model: str, depth: int, compute) -> list[dict]:
+    """The signal rows of one corpus, model and depth: read from `folder` (--rows) when an
+    earlier run saved them there, else computed (and saved there). The rows depend on the
+    index and the model, not on the cost or the rule, so calibrations at other settings
+    reuse them; delete the folder after changing either."""
+    if folder is None:
+        return compute()
+    path = Path(folder) / f"{corpus}-{Path(model).name}-d{depth}.json"
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    rows = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--corpus", action="append", help=f"corpora of experiments/corpora.toml (default: {', '.join(CORPORA)})")
@@ -139,6 +155,8 @@ def main() -> None:
                         help="the rule's c to calibrate with (default 5; the test cost is judged at c = 5 either way)")
     parser.add_argument("--offtopic-keep", type=float, default=1.0,
                         help="gate.offtopic_keep: the second threshold's share of found answers kept (default 1: none)")
+    parser.add_argument("--rows", default=None,
+                        help="a folder to keep each corpus's signal rows in and read them back from")
     args = parser.parse_args()
     corpora = load_corpora(LOG)
     bench = Bench(work_folder(LOG))
@@ -156,7 +174,8 @@ def main() -> None:
         for model in models:
             for depth in depths:
                 gate = replace(config.gate, answerability=model, answerability_depth=depth)
-                rows = signal_rows(index, replace(config, gate=gate), bench.questions(corpus))
+                rows = cached_rows(args.rows, name, model, depth,
+                                   lambda: signal_rows(index, replace(config, gate=gate), bench.questions(corpus)))
                 for mode in SCORES:
                     results["runs"].append({"corpus": name, "model": model, "depth": depth, "score": mode,
                                             **measure(rows, mode, args.cost, args.offtopic_keep)})

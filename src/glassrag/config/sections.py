@@ -217,10 +217,13 @@ class GateSettings:
                              "unanswerable ones (weighted as much as the golden set's own); every "
                              "evaluation with the gate on reports the test half's declines either way",
                              "experiment offtopic-negatives")
-    offtopic_keep: float = setting(1.0, "a second threshold, for questions off the corpus's topic: a "
+    offtopic_keep: float = setting(0.98, "a second threshold, for questions off the corpus's topic: a "
                                    "combination fitted on found answers against the off-topic train "
                                    "questions alone, placed to keep this share of found answers (out of "
-                                   "fold); 1 turns it off", "experiment gate-offtopic-threshold",
+                                   "fold); 1 turns it off",
+                                   "experiment gate-offtopic-threshold: off-topic questions declined +0.011 "
+                                   "pooled over six corpora (p 0.002, +10/-0; SciFact with abstention 0.926 "
+                                   "-> 0.966), worse on no corpus and in no other figure",
                                    low=0.5, high=1.0)
 
 
