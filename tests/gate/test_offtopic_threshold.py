@@ -58,7 +58,7 @@ def test_the_gate_declines_below_either_threshold_and_says_which():
     assert declined and why.startswith("off-topic:") and "keeps 98%" in why
     high = max(FOUND, key=lambda s: value(off["score"], s))
     declined, why = Gate(cal, {}).decide(high)
-    assert not declined and "≥ threshold" in why
+    assert not declined and "≥ threshold" in why and f"; off-topic score " in why
     # the first threshold still declines on its own, and is named first
     assert Gate({**cal, "threshold": 100.0}, {}).decide(high)[1].startswith("gate score")
     # without the second threshold (keep 1, or an old calibration) only the first one declines

@@ -89,8 +89,7 @@ class Gate:
         declined, why = self._first(cal, signals)
         if declined:
             return declined, why
-        off = self._offtopic(cal.get("offtopic_gate"), signals)
-        return (True, off) if off else (False, why)
+        return self._offtopic(cal.get("offtopic_gate"), signals, why)
 
     @staticmethod
     def _first(cal: dict[str, Any], signals: dict[str, float]) -> tuple[bool, str]:
@@ -109,16 +108,18 @@ class Gate:
         return False, f"gate score {name} {score:.4g} ≥ threshold {threshold:.4g}"
 
     @staticmethod
-    def _offtopic(off: dict[str, Any] | None, signals: dict[str, float]) -> str:
-        """Why the second threshold (gate.offtopic_keep, gate/calibrate.py `calibrate_offtopic`)
-        declines the question, or "" when it passes it or is not calibrated."""
+    def _offtopic(off: dict[str, Any] | None, signals: dict[str, float], passed: str) -> tuple[bool, str]:
+        """The second threshold (gate.offtopic_keep, gate/calibrate.py `calibrate_offtopic`)
+        after the first one passed the question (`passed`: why)."""
         if not off or off.get("threshold") is None:
-            return ""
+            return False, passed
         score = value(off["score"], signals)
-        if score is None or score >= off["threshold"]:
-            return ""
-        return (f"off-topic: its score against the off-topic questions {score:.4g} is below the threshold "
-                f"{off['threshold']:.4g} that keeps {off['keep']:.0%} of the found train answers")
+        if score is None:
+            return False, passed + "; a signal of the off-topic score is missing: run glassrag calibrate again"
+        if score >= off["threshold"]:
+            return False, passed + f"; off-topic score {score:.4g} ≥ {off['threshold']:.4g}"
+        return True, (f"off-topic: its score against the off-topic questions {score:.4g} is below the threshold "
+                      f"{off['threshold']:.4g} that keeps {off['keep']:.0%} of the found train answers")
 
 
 def declines(calibration: dict[str, Any], signals: dict[str, float] | None) -> bool:
