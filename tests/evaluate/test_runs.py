@@ -370,7 +370,7 @@ def test_the_gate_summary_ranks_each_signal_by_auroc(index):
     run = evaluate(Pipeline(index), QUESTIONS)
     # found: hit (answerable, answer in the top k); unanswerable with signals: warranty (gym matched nothing)
     assert (run.gate["found"], run.gate["unanswerable"]) == (1, 1)
-    assert set(run.gate["params"]) == {"score", "threshold", "rule", "cost", "separable", "auroc"}
+    assert set(run.gate["params"]) == {"score", "threshold", "rule", "cost", "separable", "auroc", "offtopic_threshold"}
     table = run.gate["signals"]
     assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 9
     assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)

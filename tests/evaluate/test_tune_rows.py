@@ -314,7 +314,11 @@ def test_calibrate_index_counts_the_train_split_and_calibrates_gate_and_reader(h
     # gate.score (combined, the default) was asked for; one unanswerable question cannot fit it
     assert expected["score_mode"] == "combined" and expected["how"].startswith("auto: the combination of")
     assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions", "version",
-                                                        "unanswerable_by_topic", "weighted", "score_range")} == expected
+                                                        "unanswerable_by_topic", "weighted", "score_range",
+                                                        "offtopic_gate")} == expected
+    # no off-topic question (gate.offtopic false): the second threshold says why it is not set
+    second = gate["offtopic_gate"]
+    assert (second["keep"], second["threshold"], second["n_offtopic"]) == (0.98, None, 0) and second["why"]
     assert gate["version"] == CALIBRATION_VERSION  # a versioned record (schema/fitted.py)
     assert gate["weighted"] is False and list(gate["unanswerable_by_topic"]) == ["on-topic"]
     assert gate["settings"]["answer.k"] == 2 and gate["settings"]["rerank.used"] == "none"
@@ -371,3 +375,6 @@ def test_calibrate_with_offtopic_weighs_each_kind_alike_and_reads_the_model(hand
     assert gate["weighted"] is True and gate["n_unanswerable"] == matched + 1
     assert {"answerability", "answerability_margin"} <= {r["signal"] for r in gate["signals"]}
     assert gate["settings"]["gate.answerability"] is not None
+    # the second threshold reads the same off-topic questions (here too few found answers to fit it)
+    second = gate["offtopic_gate"]
+    assert (second["n_offtopic"], second["n_answerable"], second["keep"]) == (matched, gate["n_answerable"], 0.98)
