@@ -6,7 +6,7 @@ postings are stored best first, in blocks (the `blocks` table: ranks [0, 256), [
 [512, 1024), … doubling up to 4,096 postings a block; each row the block's largest impact, its
 bound, and its chunk keys and impacts as two arrays). PostgreSQL selects the blocks; numpy sums
 them. In the manner of the threshold algorithm (Fagin et al. 2003) and MaxScore (Turtle &
-Flood 1995), in at most four statements:
+Flood 1995), in at most three statements:
 
 1. The question's terms with every block's bound and the block 0 of each. lb(d) = Σ n(t) ·
    w(t,d) over what is read; θ₀ = the k-th largest lb (0 with fewer), a lower bound on the
@@ -16,18 +16,17 @@ Flood 1995), in at most four statements:
    the planned blocks are read in one statement. A chunk read in no block scores at most
    Σ n(t) · u(t) < θ₀: it is not in the top k.
 3. A chunk read has ub(d) = lb(d) + Σ n(t) · u(t) over the terms t not read whole where it was
-   not read; θ = max(θ₀, the k-th largest lb). The chunks with ub ≥ θ are the candidates;
-   their impacts for the terms where they were not read are looked up in the postings'
-   primary key (one statement, none when every such term was read whole).
-4. The candidates' exact scores, summed in float32 in the embedded BM25's order (the term with
-   the most postings first, then the question's terms as they come, a repeated term once per
-   occurrence: lexical/bm25.py's score_all), so scores are bit-equal to the embedded store's;
-   the k best and every chunk tied with the k-th get their ids and index order from `chunks`
-   (ties break by index order, as the embedded store's do).
+   not read; θ = max(θ₀, the k-th largest lb). The chunks with ub ≥ θ are the candidates. One
+   statement looks up their impacts for the terms where they were not read (in the postings'
+   primary key) and reads their ids and places in index order from `chunks`.
+Then the candidates' exact scores are summed in float32 in the embedded BM25's order (the
+term with the most postings first, then the question's terms as they come, a repeated term
+once per occurrence: lexical/bm25.py's score_all), so scores are bit-equal to the embedded
+store's, and the k best are ordered by score, then index order, as the embedded store's are.
 
 The bounds are float64 with a relative margin MARGIN, so float32 rounding never drops a chunk
-that could tie. Reading a posting here costs ~12 bytes sent and a numpy add, a look-up an index
-probe, so the budget is small: most postings are skipped only in the longest lists.
+that could tie. A posting read costs ~12 bytes sent and a numpy add, a look-up an index probe:
+the budget is small, and the postings skipped are mostly the tails of the longest lists.
 """
 
 from __future__ import annotations
@@ -41,11 +40,12 @@ from glassrag.store.pgschema import ORDER, Location
 MARGIN = 1e-4  # relative slack on every bound (float32 sums differ from float64 by ~1e-7)
 FIRST = 256  # postings in block 0 (and in block 1); blocks then double up to LARGEST
 LARGEST = 4096
-# Chosen on the index of bench/postgres.py --chunks 50000 (SciFact ×10), 200 test queries,
-# top 100: BUDGET 0 (every posting read) / 0.1 / 0.25 / 0.4 / 0.8 gave p50 3.6 / 5.1 / 6.4-9.1 /
-# 10.9 / 15.6 ms on a loaded machine (look-ups cost more than the postings they save); 0.1 reads
-# ... (see the module's tests and README for the 250,000-chunk figures).
-BUDGET = 0.1
+# Chosen on the indexes of bench/postgres.py --chunks 50000 and 250000 (SciFact ×10, ×48), 200 test
+# queries, top 100, budgets timed interleaved in one process on a loaded machine (p50 ms; the
+# median question's share of its postings read): at 250,000, BUDGET 0 / 0.1 / 0.2 / 0.3 / 0.5 gave
+# 11.0 (100 %) / 8.4 (90 %) / 8.5 (69 %) / 9.9 (60 %) / 11.2 (43 %); at 50,000, 4.2 / 3.7 / 3.7 /
+# 4.2 / 5.9. A larger budget reads fewer postings but leaves more candidates to look up.
+BUDGET = 0.2
 
 
 def block_of(rank: np.ndarray) -> np.ndarray:
