@@ -111,9 +111,10 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
     keys = [[np.frombuffer(r[3], ">i8")] for r in rows]
     impacts = [[np.frombuffer(r[4], ">f4")] for r in rows]
 
-    first = np.bincount(np.concatenate([k_[0] for k_ in keys]),
-                        np.concatenate([n[i] * w[0].astype(np.float64) for i, w in enumerate(impacts)]))
-    theta0 = kth_largest(first, k)
+    # the first blocks are short: summed by chunk over their distinct keys, not a dense array
+    _, chunk = np.unique(np.concatenate([k_[0] for k_ in keys]), return_inverse=True)
+    theta0 = kth_largest(np.bincount(chunk, np.concatenate([n[i] * w[0].astype(np.float64)
+                                                            for i, w in enumerate(impacts)])), k)
     read = plan(n, bounds, BUDGET * theta0 * (1 - MARGIN))
     if max(read) > 1:
         of_id = {term: i for i, term in enumerate(ids)}
@@ -148,15 +149,21 @@ def _candidates(n: np.ndarray, u: np.ndarray, key_lists: list[np.ndarray], impac
     size = max(int(keys.max()) + 1 for keys in key_lists)
     lb = np.bincount(np.concatenate(key_lists),
                      np.concatenate([n[i] * w.astype(np.float64) for i, w in enumerate(impact_lists)]), minlength=size)
-    cut = np.flatnonzero(u > 0)
-    ub = lb + float(n @ u)
-    if cut.size:
-        ub -= np.bincount(np.concatenate([key_lists[i] for i in cut]),
-                          np.concatenate([np.full(key_lists[i].size, n[i] * u[i]) for i in cut]), minlength=size)
-    # a chunk with ub < θ₀ cannot reach θ ≥ θ₀, nor raise the k-th largest lb above θ₀
-    pool = np.flatnonzero((lb > 0) & (ub >= theta0 * (1 - MARGIN)))
+    # ub ≤ lb + Σ n(t) · u(t) = lb + unread; a chunk with ub < θ₀ cannot reach θ ≥ θ₀, nor raise
+    # the k-th largest lb above θ₀. Only lb is a dense array: a fresh one costs more in page
+    # faults than in arithmetic, so the bounds are taken on the chunks that may reach θ₀.
+    unread = float(n @ u)
+    floor = theta0 * (1 - MARGIN) - unread
+    pool = np.flatnonzero(lb >= floor) if floor > 0 else np.flatnonzero(lb > 0)
+    ub = lb[pool] + unread
+    for i in np.flatnonzero(u > 0).tolist():
+        seen = np.zeros(size, dtype=bool)
+        seen[key_lists[i]] = True
+        ub -= (n[i] * u[i]) * seen[pool]
+    keep = ub >= theta0 * (1 - MARGIN)
+    pool, ub = pool[keep], ub[keep]
     theta = max(theta0, kth_largest(lb[pool], k))
-    return pool[ub[pool] >= theta * (1 - MARGIN)]
+    return pool[ub >= theta * (1 - MARGIN)]
 
 
 def _impacts_of(conn: Any, loc: Location, candidates: np.ndarray, ids: list[int], key_lists: list[np.ndarray],
@@ -166,7 +173,7 @@ def _impacts_of(conn: Any, loc: Location, candidates: np.ndarray, ids: list[int]
     and place in index order (chunk key -> (id, place)), in the same statement; and how many
     impacts were looked up."""
     table = np.zeros((candidates.size, len(ids)), dtype=np.float32)
-    at = np.full(max(int(keys.max()) + 1 for keys in key_lists), -1, dtype=np.int64)
+    at = np.full(max(int(keys.max()) + 1 for keys in key_lists), -1, dtype=np.int32)
     at[candidates] = np.arange(candidates.size)
     missing_terms, missing_keys = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
     for i, (keys, impacts) in enumerate(zip(key_lists, impact_lists)):
