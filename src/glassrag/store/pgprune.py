@@ -124,8 +124,8 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
                 JOIN unnest(%s::int[], %s::int[]) AS r(id, last) ON b.term_id = r.id AND b.block BETWEEN 1 AND r.last
                 ORDER BY b.term_id, b.block""", ([ids[i] for i, r in enumerate(read) if r > 1],
                                                  [r - 1 for r in read if r > 1]))
-            # the raw values: a megabyte of blocks goes through psycopg's row loaders at about
-            # twice the cost of the fetch itself
+            # the raw values, not psycopg's rows: test query 3's 1.3 MB of blocks at 250,000
+            # chunks took 1.4 ms so, 2.6 ms through fetchall
             result = cur.pgresult
             for row in range(result.ntuples if result is not None else 0):
                 i = of_id[int.from_bytes(result.get_value(row, 0), "big", signed=True)]
