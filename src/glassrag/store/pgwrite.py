@@ -14,7 +14,9 @@ the embedded store from the same counts (so pg-bm25 ranks exactly as the embedde
 df and avgdl move with every added or removed chunk, so a write that changes any chunk, or
 k1 or b, sets every impact again: a bulk load copies them in with the postings; an incremental
 write copies the whole postings table afresh into postings_next and swaps it in at the end (the
-old one serves readers until the commit). meta `impacts` = {k1, b} says for what they hold.
+old one serves readers until the commit). Either way the blocks (every term's postings best
+first, store/pgprune.py) are written again from the same arrays. meta `impacts` = {k1, b} says
+for what they hold.
 
 A change of how chunks are cut or analysed, or of the embedders, rewrites every row. The
 whole write is one transaction under an advisory lock on the schema: a crash, a kill or an
@@ -42,9 +44,8 @@ from glassrag.schema import Chunk, Document
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Index
 from glassrag.store.pgcopy import copy_arrays
+from glassrag.store.pgprune import block_of
 from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes, postings_table
-
-RANKED = 1024  # terms with at least this many postings get their impact profile (impact_ranks)
 
 
 def header_of(doc: Document, chunk: Chunk, header: bool) -> str:
@@ -135,7 +136,6 @@ def _write_rows(conn: Any, loc: Location, index: Index, impacts_current: bool) -
         if empty:  # a bulk load: indexes are built once, after the rows are in
             conn.execute(f"ALTER TABLE {t('postings')} DROP CONSTRAINT postings_pkey")
             conn.execute(f'DROP INDEX "{loc.schema}".postings_chunk')
-            conn.execute(f'DROP INDEX IF EXISTS "{loc.schema}".postings_impact')  # none before format 2
             conn.execute(f'DROP INDEX "{loc.schema}".chunks_tsv')
         _insert(conn, loc, index, fresh, empty)
         if empty:
@@ -229,30 +229,37 @@ def _copy_postings(conn: Any, loc: Location, table: str, index: Index, rows: np.
     weights = index_weights(index)
     lengths = np.asarray(index.counts.doc_len, dtype=np.float32)[rows]
     per_row = np.diff(position.indptr)
+    terms, chunk_keys, impacts = term_id[position.indices], np.repeat(keys, per_row), weights[at]
     copy_arrays(conn, loc.table(table), ["term_id", "chunk_key", "tf", "len", "impact"],
-                [("int4", term_id[position.indices]), ("int8", np.repeat(keys, per_row)),
-                 ("float4", np.asarray(tf.data, dtype=np.float32)[at]), ("float4", np.repeat(lengths, per_row)),
-                 ("float4", weights[at])])
-    _write_ranks(conn, loc, index, term_id, weights)
+                [("int4", terms), ("int8", chunk_keys), ("float4", np.asarray(tf.data, dtype=np.float32)[at]),
+                 ("float4", np.repeat(lengths, per_row)), ("float4", impacts)])
+    _write_blocks(conn, loc, terms, chunk_keys, impacts)
 
 
-def impact_profile(impacts: np.ndarray) -> list[float]:
-    """A term's impacts at ranks 1, 2, 4, 8, … (best first) and at its last rank: reading the
-    postings above the rank-r impact reads fewer than r of them."""
-    ordered = np.sort(np.asarray(impacts, dtype=np.float32))[::-1]
-    ranks = [r for r in (1 << np.arange(int(np.log2(ordered.size)) + 1)).tolist()] + [ordered.size]
-    return [float(ordered[r - 1]) for r in dict.fromkeys(ranks)]
+def blocks(terms: np.ndarray, keys: np.ndarray, impacts: np.ndarray) -> list[tuple[int, int, float, bytes, bytes]]:
+    """The rows of `blocks` for these postings (term id, chunk key, impact each): every term's
+    postings by falling impact (ties by chunk key), cut by pgprune.block_of; a row is
+    (term id, block, its largest impact, its keys as int8 and impacts as float4 bytes, network order)."""
+    order = np.lexsort((keys, -impacts.astype(np.float64), terms))
+    terms, keys, impacts = terms[order], keys[order].astype(">i8"), impacts[order].astype(">f4")
+    starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+    rank = np.arange(terms.size) - np.repeat(starts, np.diff(np.r_[starts, terms.size]))
+    block = block_of(rank)
+    cuts = np.flatnonzero(np.r_[True, (terms[1:] != terms[:-1]) | (block[1:] != block[:-1])])
+    ends = np.r_[cuts[1:], terms.size]
+    return [(int(terms[a]), int(block[a]), float(impacts[a]), keys[a:b].tobytes(), impacts[a:b].tobytes())
+            for a, b in zip(cuts.tolist(), ends.tolist())]
 
 
-def _write_ranks(conn: Any, loc: Location, index: Index, term_id: np.ndarray, weights: np.ndarray) -> None:
-    """Every long term's impact profile (impact_ranks), for the index as written."""
+def _write_blocks(conn: Any, loc: Location, terms: np.ndarray, keys: np.ndarray, impacts: np.ndarray) -> None:
+    """Every term's impact-ordered blocks, for the index as written (all postings are given)."""
     t = loc.table
-    indptr = np.asarray(index.counts.tf.indptr)
-    long = np.flatnonzero(np.diff(indptr) >= RANKED)
-    conn.execute(f"DELETE FROM {t('impact_ranks')}")
-    with conn.cursor() as cur, cur.copy(f"COPY {t('impact_ranks')} (term_id, impacts) FROM STDIN") as cp:
-        for j in long.tolist():
-            cp.write_row((int(term_id[j]), impact_profile(weights[indptr[j]:indptr[j + 1]])))
+    conn.execute(f"DELETE FROM {t('blocks')}")
+    with conn.cursor() as cur, cur.copy(f"COPY {t('blocks')} (term_id, block, bound, keys, impacts) "
+                                        "FROM STDIN (FORMAT BINARY)") as cp:
+        cp.set_types(["int4", "int4", "float4", "bytea", "bytea"])
+        for row in blocks(terms, keys, impacts):
+            cp.write_row(row)
 
 
 def _rewrite_postings(conn: Any, loc: Location, index: Index) -> None:
@@ -272,8 +279,7 @@ def _rewrite_postings(conn: Any, loc: Location, index: Index) -> None:
     conn.execute(f"DROP TABLE {t('postings')}")
     conn.execute(f"ALTER TABLE {t('postings_next')} RENAME TO postings")
     conn.execute(f"ALTER TABLE {t('postings')} RENAME CONSTRAINT postings_next_pkey TO postings_pkey")
-    for suffix in ("chunk", "impact"):
-        conn.execute(f'ALTER INDEX "{loc.schema}".postings_next_{suffix} RENAME TO postings_{suffix}')
+    conn.execute(f'ALTER INDEX "{loc.schema}".postings_next_chunk RENAME TO postings_chunk')
 
 
 def _insert_vectors(conn: Any, loc: Location, index: Index, name: str, params: dict[str, Any],

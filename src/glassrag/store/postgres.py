@@ -110,7 +110,7 @@ class PostgresStore:
             # reads postings by index-only scans, and fresh statistics for the planner
             t = self.loc.table
             conn.execute(f"VACUUM (ANALYZE) {t('postings')}, {t('terms')}, {t('chunks')}, {t('stats')}, "
-                         f"{t('impact_ranks')}")
+                         f"{t('blocks')}")
         except psycopg.Error:
             pass  # the index is written and committed; only the planner's statistics are older
         finally:
