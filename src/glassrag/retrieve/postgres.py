@@ -1,7 +1,9 @@
 """Retrievers that search an index in PostgreSQL in SQL (glassrag/store/pgsearch.py holds the
 SQL and the formulas), traced and evaluated like any other stage:
 
-    pg-bm25          BM25 in SQL from the postings' stored impacts, pruned (equal to glassrag's bm25);
+    pg-bm25          BM25 from the postings' stored impacts: PostgreSQL picks the impact-ordered
+                     blocks a question needs and looks up the rest, the client sums them (exact,
+                     equal to glassrag's bm25; store/pgprune.py);
                      at a k1 or b other than the index's, the formula over every posting
     pg-dense         exact cosine in pgvector over an embedder's vectors
     pg-hnsw          the same through pgvector's HNSW index (ef_search)
@@ -114,10 +116,12 @@ class PgBM25(_PgRetriever):
         tokens = list(query.tokens)
         if stored == {"k1": float(self.k1), "b": float(self.b)}:
             rows = pgsearch.bm25(self.conn, self.store.loc, tokens, self.depth)
-            return self.ranked(query, rows), ["BM25 in SQL from the postings' stored impacts (pruned, exact)"]
+            return self.ranked(query, rows), ["BM25 from the postings' stored impacts: the blocks it needs read "
+                                              "from PostgreSQL and summed here (pruned, exact)"]
         rows = pgsearch.bm25_formula(self.conn, self.store.loc, tokens, self.k1, self.b, self.depth)
         why = (f"its impacts hold for k1 {stored['k1']:g}, b {stored['b']:g}" if stored
-               else "it was written before impacts were stored")
+               else "its impact blocks are not written yet (an index of an older format, or written before "
+                    "impacts were stored)")
         return self.ranked(query, rows), [
             f"BM25 in SQL by the formula over every posting (slower): {why}; ingest with k1 {self.k1:g}, "
             f"b {self.b:g} to store impacts for them"]
