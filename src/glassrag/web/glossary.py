@@ -78,7 +78,10 @@ TERMS: dict[str, tuple[str, str]] = {
              "combination of signals) that best separates answerable from unanswerable questions, "
              "and by default (`gate.rule = cost`) takes the threshold of least cost, a wrongly "
              "declined answerable question counting `gate.cost` times an answered unanswerable one. "
-             "A declined answer still lists the nearest passages, as such.", "glassrag/gate/"),
+             "A second threshold, on the same signals fitted against off-topic questions alone, "
+             "declines a question about another subject while keeping `gate.offtopic_keep` of the "
+             "found train answers. A declined answer still lists the nearest passages, as such.",
+             "glassrag/gate/"),
     "budget": ("The context budget: the best chunks whose words fit W words, what a reader (or "
                "a language model) would be given.", "glassrag/read/budget.py"),
     "reader": ("The extractive reader: quotes the sentence of the budgeted context that covers "
