@@ -151,3 +151,20 @@ def test_one_generation_queue_for_all_workers():
             anyio.run(queue.run, lambda: None)
     finally:
         other.join(30)
+
+
+def test_each_worker_takes_its_share_of_a_clients_posts(index_copy: Path, monkeypatch: pytest.MonkeyPatch):
+    """A client's POSTs a minute are bounded by the server, not by each worker: with 2 workers,
+    each takes half of PER_MINUTE."""
+    from starlette.testclient import TestClient
+
+    from glassrag.web import forms
+    from glassrag.web.server import create_app
+    from tests.web.conftest import BASE_URL
+
+    monkeypatch.setattr(forms, "PER_MINUTE", 4)
+    client = TestClient(create_app([index_copy], processes=2), base_url=BASE_URL)
+    page = client.get("/ask?" + urlencode({"q": "What does error E-4107 mean?"})).text
+    token = re.search(r'name="token" value="([^"]+)"', page)[1]
+    statuses = [client.post("/lab/losses.json", data={"k": "3", "token": token}).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]  # 4 // 2 = 2 in this worker

@@ -22,8 +22,8 @@ def add_parser(sub: Any) -> None:
                         "a backend an index names is never called)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="server processes, so pages are built on N cores; each holds its own copy of "
-                        "the models it loads (default: one per core, at most 2, as measured in "
-                        "bench/results/load_workers.md)")
+                        "the models it loads (default on Linux: one per core, at most 2, as measured in "
+                        "bench/results/load_workers.md; elsewhere 1)")
     p.set_defaults(run=cmd_serve)
 
 

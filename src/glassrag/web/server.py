@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
 from glassrag.lab import EXHIBITS
 from glassrag.web import forms as forms_module
+from glassrag.web import prefork
 from glassrag.web.catalog import BadRequest, Catalog, NotFound
 from glassrag.web.forms import Forms, GenerationQueue, form_of
 from glassrag.web.guard import LOOPBACK_NAMES, Guard, is_loopback
@@ -61,8 +62,10 @@ class Workers:
 
 WORKERS = max(2, min(4, os.cpu_count() or 2))
 # processes of `glassrag serve` (--workers): one per core, at most 2, as measured in
-# bench/results/load_workers.md (200 concurrent asks on 2 cores: 2 processes against 1)
-PROCESSES = max(1, min(2, os.cpu_count() or 1))
+# bench/results/load_workers.md (200 concurrent asks on 2 cores: 2 processes finish in 0.5-0.7x
+# the time of 1, 3 no sooner than 2, and one socket shared by 2 no sooner than 1 process, so 1
+# where workers cannot have a socket each)
+PROCESSES = max(1, min(2, os.cpu_count() or 1)) if prefork.SPREAD else 1
 
 
 def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: bool = False,
@@ -251,8 +254,6 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
     workers = f"{processes} worker processes; " if processes > 1 else ""
     print(f"glassrag serve: http://{shown}:{port}/  (index: {names}; {workers}Ctrl-C stops it)", flush=True)
     if processes > 1:
-        from glassrag.web import prefork
-
         return prefork.run(app, host, port, processes)
     uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
     return 0
