@@ -17,6 +17,7 @@ the in-process ask time: what serving adds to answering. Writes bench/results/lo
 
     python bench/load.py                 # 200 requests: 120 simple, 40 heavy, 40 settings
     python bench/load.py --requests 50   # a quick look
+    python bench/load.py --workers 1     # the server in one process (default: serve's default)
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--workers", type=int, help="glassrag serve --workers (default: serve's default)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="glassrag-load-") as tmp:
         from glassrag.demo import demo_docs
@@ -155,8 +157,9 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(demo_docs()), "--index",
                         str(index)], check=True, stdout=subprocess.DEVNULL)
         port = free_port()
+        workers = [] if args.workers is None else ["--workers", str(args.workers)]
         server = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(index),
-                                   "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   "--port", str(port), *workers], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         base = f"http://127.0.0.1:{port}"
         try:
             for _ in range(300):
@@ -181,10 +184,13 @@ def main() -> None:
     import glassrag.web.server as server_module
 
     pool = getattr(server_module, "WORKERS", "anyio's default 40 threads (before issue 13)")
+    processes = args.workers if args.workers is not None else getattr(server_module, "PROCESSES", 1)
 
     result = {
         "what": f"{args.requests} concurrent /ask.json requests against glassrag serve on 127.0.0.1 "
-                f"(demo index; worker pool of {pool})",
+                f"(demo index; {processes} server process{'es' if processes > 1 else ''}, each with a "
+                f"worker pool of {pool})",
+        "server_processes": processes,
         "code": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                                capture_output=True, text=True).stdout.strip(),
         "python": platform.python_version(),

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the web app needs the web extra: pip install 'glassrag[web]'")
 
-from glassrag.errors import ConfigError  # noqa: E402
+from glassrag.errors import ConfigError, StoreError  # noqa: E402
 from glassrag.web import guard, server  # noqa: E402
 
 
@@ -51,23 +51,39 @@ def test_another_host_is_served_with_a_loud_warning(demo_index: Path, monkeypatc
     started = {}
     monkeypatch.setattr(server, "check_port", lambda host, port: None)  # nothing is bound in this test
     monkeypatch.setattr("uvicorn.run", lambda app, **kw: started.update(app=app, **kw))
-    assert server.serve([demo_index], host="0.0.0.0", port=8765) == 0
+    assert server.serve([demo_index], host="0.0.0.0", port=8765, processes=1) == 0
     out, err = capsys.readouterr()
     assert "WARNING" in err and "not on this machine only" in err and "no login" in err.lower()
     assert "http://0.0.0.0:8765/" in out
     assert started["host"] == "0.0.0.0" and started["port"] == 8765
-    server.serve([demo_index])
+    server.serve([demo_index], processes=1)
     out, err = capsys.readouterr()
     assert "WARNING" not in err and started["host"] == "127.0.0.1" and "http://127.0.0.1:8765/" in out
 
 
-def test_a_port_in_use_is_a_config_error(demo_index: Path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_port_in_use_is_a_config_error(demo_index: Path, workers: int):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{port}"):
-            server.serve([demo_index], port=port)
+            server.serve([demo_index], port=port, processes=workers)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_folder_that_is_no_index_stops_serve_with_its_message(tmp_path: Path, workers: int):
+    done = subprocess.run([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(tmp_path),
+                           "--port", str(free_port()), "--workers", str(workers)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == StoreError.exit_code
+    assert "is not a glassrag index" in done.stderr and "glassrag ingest" in done.stderr
+    assert "http://" not in done.stdout  # stopped before it said it was serving
+
+
+def test_workers_below_one_are_refused(demo_index: Path):
+    with pytest.raises(ConfigError, match="--workers 0"):
+        server.serve([demo_index], processes=0)
 
 
 @pytest.mark.parametrize("host, local", [("127.0.0.1", True), ("localhost", True), ("::1", True),

@@ -20,12 +20,16 @@ def add_parser(sub: Any) -> None:
                    help="the generator the ask page's 'Write an answer' button uses: smollm2 or an "
                         "OpenAI-compatible endpoint's base URL (default: [generate] backend's default; "
                         "a backend an index names is never called)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="server processes, so pages are built on N cores; each holds its own copy of "
+                        "the models it loads (default on Linux: one per core, at most 2, as measured in "
+                        "bench/results/load_workers.md; elsewhere 1)")
     p.set_defaults(run=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from glassrag.web.server import serve
+        from glassrag.web.server import PROCESSES, serve
     except ImportError as e:
         from glassrag.errors import ConfigError
 
@@ -36,4 +40,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     log = args.log if args.log is not None else default_log()
     return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
-                 generator=args.generator)
+                 generator=args.generator, processes=PROCESSES if args.workers is None else args.workers)

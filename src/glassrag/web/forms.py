@@ -18,6 +18,7 @@ and the other pages fast.
 from __future__ import annotations
 
 import hmac
+import multiprocessing
 import secrets
 import threading
 import time
@@ -93,25 +94,34 @@ class Forms:
 
 
 class GenerationQueue:
-    """One generation at a time in its own thread, `waiting` more in line, the rest Busy."""
+    """One generation at a time in its own thread, `waiting` more in line, the rest Busy. The
+    count and the turn are shared with the processes forked from this one (serve --workers),
+    so the bound holds for the server as a whole, not per process."""
 
     def __init__(self, waiting: int = WAITING, retry_after: int = 10) -> None:
         self.waiting, self.retry_after = waiting, retry_after
-        self._in = 0  # requests running or waiting; only the event loop's thread changes it
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._in = multiprocessing.Value("i", 0)  # requests running or waiting, in every process
+        self._turn = multiprocessing.Lock()  # held while an answer is written, in any process
+        self._limiter: anyio.CapacityLimiter | None = None  # one thread of this process waits for the turn
 
     async def run(self, work: Callable[[], Any]) -> Any:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
-        if self._in > self.waiting:
-            raise Busy(f"the generator is busy ({self._in} answers running or waiting)",
-                       f"try again in {self.retry_after} s; the other pages answer meanwhile",
-                       self.retry_after)
-        self._in += 1
+        with self._in.get_lock():
+            if self._in.value > self.waiting:
+                raise Busy(f"the generator is busy ({self._in.value} answers running or waiting)",
+                           f"try again in {self.retry_after} s; the other pages answer meanwhile",
+                           self.retry_after)
+            self._in.value += 1
         try:
-            return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+            return await anyio.to_thread.run_sync(self._in_turn, work, limiter=self._limiter)
         finally:
-            self._in -= 1
+            with self._in.get_lock():
+                self._in.value -= 1
+
+    def _in_turn(self, work: Callable[[], Any]) -> Any:
+        with self._turn:
+            return work()
 
 
 MAX_FORM_BYTES = 64 * 1024  # a 4,000-character question and its settings, percent-encoded, fit

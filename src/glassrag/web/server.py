@@ -7,7 +7,8 @@ holds exactly the data the page draws. Security: binds 127.0.0.1 unless told oth
 answers only to loopback host names then (a DNS-rebinding guard); a Content-Security-Policy
 that allows nothing but the app's own origin and no inline script or style; every text
 escaped by the templates; files are reached only through names looked up in listings. The
-guard against foreign hosts and the security headers are in guard.py.
+guard against foreign hosts and the security headers are in guard.py. `serve(processes=N)`
+(`glassrag serve --workers N`) runs the app in N processes (prefork.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from starlette.staticfiles import StaticFiles
 
 from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
 from glassrag.lab import EXHIBITS
+from glassrag.web import forms as forms_module
+from glassrag.web import prefork
 from glassrag.web.catalog import BadRequest, Catalog, NotFound
 from glassrag.web.forms import Forms, GenerationQueue, form_of
 from glassrag.web.guard import LOOPBACK_NAMES, Guard, is_loopback
@@ -58,6 +61,11 @@ class Workers:
 
 
 WORKERS = max(2, min(4, os.cpu_count() or 2))
+# processes of `glassrag serve` (--workers): one per core, at most 2, as measured in
+# bench/results/load_workers.md (200 concurrent asks on 2 cores: 2 processes finish in 0.5-0.7x
+# the time of 1, 3 no sooner than 2, and one socket shared by 2 no sooner than 1 process, so 1
+# where workers cannot have a socket each)
+PROCESSES = max(1, min(2, os.cpu_count() or 1)) if prefork.SPREAD else 1
 
 
 def _endpoint(pages: Pages, handler: Handler, allowed: set[str], settings_too: bool = False,
@@ -146,13 +154,16 @@ def pages_error(pages: Pages, request: Request, as_json: bool, status: int, prob
 
 
 def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
-               log: Path | None = None, generator: str | None = None) -> Starlette:
+               log: Path | None = None, generator: str | None = None, processes: int = 1) -> Starlette:
     """The app over these index folders (StoreError when one is not an index).
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
     to another address on purpose). `log`: the experiment log folder the development page shows.
-    `generator`: the generation backend the user named (serve --generator); an index's is never used."""
-    pages = Pages(Catalog(list(indexes)), log, Forms(), generator)  # folders, or postgresql:// URLs (kept as text)
+    `generator`: the generation backend the user named (serve --generator); an index's is never used.
+    `processes`: how many processes will serve this app (forked from it): each takes its share
+    of a client's state-changing POSTs a minute, so together they take no more than one."""
+    forms = Forms(max(1, forms_module.PER_MINUTE // processes))
+    pages = Pages(Catalog(list(indexes)), log, forms, generator)  # folders, or postgresql:// URLs (kept as text)
     workers = Workers(WORKERS)
     generation = GenerationQueue()
 
@@ -216,16 +227,22 @@ def check_port(host: str, port: int) -> None:
 
 
 def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: Path | None = None,
-          generator: str | None = None) -> int:
-    """Runs the app until interrupted; prints its URL. Another host than loopback is
-    allowed, with a loud warning: the pages show every indexed document to anyone who
-    can reach the address."""
+          generator: str | None = None, processes: int = PROCESSES) -> int:
+    """Runs the app until interrupted, in `processes` processes (--workers); prints its URL.
+    Another host than loopback is allowed, with a loud warning: the pages show every indexed
+    document to anyone who can reach the address."""
     import uvicorn
 
+    if processes < 1:
+        raise ConfigError(f"--workers {processes} is not a number of processes", "give 1 or more, e.g. --workers 2")
     local = is_loopback(host)
     app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log,
-                     generator=generator)
+                     generator=generator, processes=processes)
     check_port(host, port)
+    if processes > 1:  # each index folder read once, here: a broken one stops the server; the workers share it
+        for source in app.state.catalog.sources.values():
+            if source.folder is not None:  # not a PostgreSQL connection: a forked worker must open its own
+                source.live()
     if not local:
         bar = "!" * 78
         print(f"{bar}\nWARNING: glassrag serve is listening on {host}, not on this machine only.\n"
@@ -234,6 +251,9 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
               file=sys.stderr, flush=True)
     shown = f"[{host}]" if ":" in host else host
     names = ", ".join(app.state.catalog.names)
-    print(f"glassrag serve: http://{shown}:{port}/  (index: {names}; Ctrl-C stops it)", flush=True)
+    workers = f"{processes} worker processes; " if processes > 1 else ""
+    print(f"glassrag serve: http://{shown}:{port}/  (index: {names}; {workers}Ctrl-C stops it)", flush=True)
+    if processes > 1:
+        return prefork.run(app, host, port, processes)
     uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
     return 0
