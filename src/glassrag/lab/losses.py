@@ -13,11 +13,18 @@ The reader cannot quote what the budget did not pack: accuracy ≤ bound for eve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
@@ -92,21 +99,37 @@ def read_runs(bench: Bench) -> list[dict[str, Any]]:
 
 
 def keep_run(bench: Bench, record: dict[str, Any]) -> str:
-    """Adds the run to INDEX/lab/runs.json (a temporary file renamed into place); returns
-    what happened, for the page ("" when saved)."""
+    """Adds the run to INDEX/lab/runs.json (a temporary file renamed into place) under an
+    exclusive lock on INDEX/lab/.runs.lock, so two runs kept at once, by two threads or two
+    `serve --workers` processes, both stay; returns what happened, for the page ("" when saved)."""
     path = runs_file(bench)
     if path is None:
         return "runs are not kept: no index folder"
-    runs = [r for r in read_runs(bench) if r["id"] != record["id"]] + [record]
     try:
         path.parent.mkdir(exist_ok=True)
-        tmp = path.with_name(f".runs.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"format": "glassrag-lab-runs", "runs": runs[-KEPT:]}, ensure_ascii=False),
-                       encoding="utf-8")
-        tmp.replace(path)
+        with _locked(path.with_name(".runs.lock")):
+            runs = [r for r in read_runs(bench) if r["id"] != record["id"]] + [record]
+            tmp = path.with_name(f".runs.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps({"format": "glassrag-lab-runs", "runs": runs[-KEPT:]}, ensure_ascii=False),
+                           encoding="utf-8")
+            tmp.replace(path)
     except OSError as e:
         return f"could not keep the run in {path}: {e.strerror}"
     return ""
+
+
+@contextlib.contextmanager
+def _locked(lock: Path) -> Iterator[None]:
+    """An exclusive advisory lock (flock) held for the block; where fcntl does not exist
+    (Windows) the block runs unlocked, as `serve` runs one process there."""
+    with open(lock, "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def paired(runs: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
