@@ -82,7 +82,8 @@ class NeuralSettings:
                            "bench/onnx_embed.py: the onnx backend's fp32 vectors equal "
                            "sentence-transformers' within 1e-4 cosine and encode faster per CPU second",
                            choices="glassrag.dense.neural:BACKENDS", reingest=True, scores=True)
-    batch_size: int = setting(32, "passages per encoding batch", "sentence-transformers' default",
+    batch_size: int = setting(32, "passages per encoding batch (torch); with the ONNX backend, at most this "
+                              "many in one run of at most 256 padded tokens", "sentence-transformers' default",
                              low=1, high=100_000, reingest=True, scores=True)
     cutoff: float | None = setting(None, "drop neural hits whose cosine is below this (left out: keep all)",
                                    "off: no measurement supports a value (the gate declines instead)",
