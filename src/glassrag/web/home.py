@@ -209,16 +209,18 @@ def _gate(c: Config, extra: Mapping[str, Any], rerank_used: str) -> tuple[list[t
                           + (" …" if len(stale) > 3 else "") + "): it passes every question; glassrag calibrate")
     auroc = cal.get("auroc") or {}
     where = f"calibrated on the {cal.get('split', 'train')} split of {Path(str(cal.get('golden', ''))).name}"
-    if not cal.get("separable") or cal.get("threshold") is None:
-        return settings, f"{where}: no score separated answerable from unanswerable questions, so it declines nothing"
     off = cal.get("offtopic_gate") or {}
-    if off.get("threshold") is not None:
+    second = ""
+    if off.get("threshold") is not None:  # applied whether or not the first threshold is (gate/threshold.py)
         settings.append(("off-topic threshold", off["threshold"]))
+        second = (f"; it declines a question whose off-topic score is below the second threshold (it keeps "
+                  f"{off['keep']:.0%} of the found train answers)")
+    if not cal.get("separable") or cal.get("threshold") is None:
+        return settings, (f"{where}: no score separated answerable from unanswerable questions, so "
+                          + ("its first threshold declines nothing" + second if second else "it declines nothing"))
     return settings, (f"{where}: declines a question whose score is below the threshold "
                       f"(AUROC on train {auroc.get('auroc', float('nan')):.2f} "
-                      f"[{auroc.get('low', float('nan')):.2f}, {auroc.get('high', float('nan')):.2f}])"
-                      + (f", or whose off-topic score is below the second threshold (it keeps "
-                         f"{off['keep']:.0%} of the found train answers)" if off.get("threshold") is not None else ""))
+                      f"[{auroc.get('low', float('nan')):.2f}, {auroc.get('high', float('nan')):.2f}])" + second)
 
 
 def make_run_commands(source: Source, golden: Path | None) -> list[str]:
