@@ -21,7 +21,10 @@ from glassrag.store.base import Index
 
 
 class Rows(Sequence[Any]):
-    """A list that records every row read by index, and every pass over it."""
+    """A list that records every row read by index, and every pass over it; a ChunkTable
+    (store/base.py) that stores nothing beyond its rows unless given."""
+
+    ids = positions = words = folder = pg = None
 
     def __init__(self, items: Sequence[Any], **attributes: Any) -> None:
         self.items = list(items)
@@ -39,6 +42,9 @@ class Rows(Sequence[Any]):
     def __iter__(self) -> Iterator[Any]:
         self.passes += 1
         return iter(self.items)
+
+    def id_of(self, row: int) -> str:
+        return self[row].id
 
 
 class Table(Mapping[str, Any]):

@@ -11,6 +11,7 @@ from glassrag.lexical.bm25 import BM25, TermCounts
 from glassrag.query import Query
 from glassrag.retrieve import RETRIEVERS, make_retriever
 from glassrag.retrieve.rm3 import RM3Retriever
+from glassrag.store.base import ListedChunks
 
 DOCS = [["tilt", "sensor", "calibr"], ["tilt", "calibr", "calibr", "field"], ["batteri", "low"]]
 
@@ -20,7 +21,7 @@ class Tiny:
 
     def __init__(self, docs: list[list[str]]) -> None:
         self.counts = TermCounts.build(docs)
-        self.chunks = [None] * len(docs)
+        self.chunks = ListedChunks([None] * len(docs))  # a ChunkTable that stores no ids
 
     def chunk_id(self, row: int) -> str:
         return f"c{row}"

@@ -10,7 +10,7 @@ from glassrag.errors import StoreError
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
-from glassrag.store.tables import ChunkTable, DocumentTable, byte_offsets
+from glassrag.store.tables import FolderChunks, DocumentTable, byte_offsets
 from tests.conftest import live_generation, write_corpus
 
 QUESTIONS = ("what does E-4107 mean", "daily allowance Lisbon", "quiet hours", "battery tripod")
@@ -43,7 +43,7 @@ def test_opened_index_is_memory_mapped_and_ranks_exactly_as_the_built_one(index,
     store = EmbeddedStore(tmp_path / "idx")
     store.write(index)
     loaded = store.read()
-    assert isinstance(loaded.chunks, ChunkTable) and isinstance(loaded.documents, DocumentTable)
+    assert isinstance(loaded.chunks, FolderChunks) and isinstance(loaded.documents, DocumentTable)
     assert mapped(loaded.counts.tf.data) and mapped(loaded.counts.tf.indices)
     assert isinstance(loaded.lsa.passage_vectors, np.memmap)
     assert loaded.bm25_weights(index.config.bm25.k1, index.config.bm25.b) is not None

@@ -13,7 +13,7 @@ from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.lexical.analyze import Analyzer
 from glassrag.schema import Chunk
-from glassrag.store.base import Index
+from glassrag.store.base import ChunkTable, Index
 
 V = TypeVar("V")
 
@@ -51,9 +51,10 @@ class RememberingIndex(Index):
 
 
 class RememberedChunks(Sequence[Chunk]):
-    """A chunk table whose chunks, once read, are kept, by row and by id."""
+    """A chunk table whose chunks, once read, are kept, by row and by id: a ChunkTable
+    (store/base.py) whose other members are its table's."""
 
-    def __init__(self, table: Sequence[Chunk]) -> None:
+    def __init__(self, table: ChunkTable) -> None:
         self.table = table
         self._kept: dict[int, Chunk] = {}
         self._positions: Any = None
@@ -61,6 +62,7 @@ class RememberedChunks(Sequence[Chunk]):
         self.words_by_id: dict[str, int] = {}
         self.feature_facts: dict[int, Any] = {}
         self.analyzer: RememberingAnalyzer | None = None
+        self.ids, self.words, self.folder, self.pg = table.ids, table.words, table.folder, table.pg
 
     def __len__(self) -> int:
         return len(self.table)
@@ -78,15 +80,15 @@ class RememberedChunks(Sequence[Chunk]):
     @property
     def positions(self) -> Mapping[str, int] | None:
         """chunk id -> row, each looked up once (a stored table searches a sorted array)."""
-        table = getattr(self.table, "positions", None)
+        table = self.table.positions
         if table is None:
             return None
         if not isinstance(self._positions, Remembered):
             self._positions = Remembered(table)
         return self._positions
 
-    def __getattr__(self, name: str) -> Any:  # id_of, words of a stored table
-        return getattr(self.table, name)
+    def id_of(self, row: int) -> str:
+        return self.table.id_of(row)
 
 
 class Remembered(Mapping[str, V]):

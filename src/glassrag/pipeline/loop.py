@@ -48,7 +48,7 @@ class Pipeline:
         self.cache = cache
         self.config = c = config or index.config
         r = c.retrieve
-        check_retrievers(c, available(getattr(index.chunks, "pg", None) is not None, index.embeddings),
+        check_retrievers(c, available(index.chunks.pg is not None, index.embeddings),
                          "the settings of this question")
         self.observed = [n for n in r.observe if n not in r.retrievers]
         self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze

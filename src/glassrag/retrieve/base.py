@@ -65,7 +65,7 @@ def corpus_scores(index: Index, full: np.ndarray) -> ScoreSource:
 
 def hits_of(index: Index, stage: str, idx: np.ndarray, scores: np.ndarray) -> list[Hit]:
     """Hits ranked 1, 2, … from chunk rows and their scores, best first."""
-    stored = getattr(index.chunks, "ids", None)  # a stored table's ids: read all at once
+    stored = index.chunks.ids  # a stored table's ids: read all at once
     if stored is not None:
         ids = [b.decode("utf-8") for b in stored[idx].tolist()]
     else:

@@ -34,7 +34,7 @@ from glassrag.store.base import Index
 
 def in_postgres(index: Index) -> bool:
     """Whether `index` is stored in PostgreSQL (the pg-* retrievers search it in SQL)."""
-    return getattr(index.chunks, "pg", None) is not None
+    return index.chunks.pg is not None
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
@@ -68,7 +68,7 @@ class _PgRetriever(Ranks):
         return in_postgres(index)
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
-        self.store = getattr(index.chunks, "pg", None)
+        self.store = index.chunks.pg
         if not in_postgres(index):
             raise ConfigError(f"retriever {self.name} searches an index in PostgreSQL; this index is a folder",
                               "ingest into PostgreSQL (glassrag ingest PATH --store postgresql://…), "

@@ -1,12 +1,12 @@
-"""What an index holds, the interface every storage backend implements, and the views of an
-index the stages read (chunk id → document, chunk id → text)."""
+"""What an index holds, the interface every storage backend implements (the store, its chunk
+table), and the views of an index the stages read (chunk id → document, chunk id → text)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence, overload, runtime_checkable
 
 import numpy as np
 
@@ -54,15 +54,111 @@ class Stored:
     counts: Any = None  # the TermCounts read from it (unchanged if the same object is written)
 
 
+@runtime_checkable
+class ChunkTable(Protocol):
+    """An index's chunks in index order (each document's together, in order), and what the
+    stages read of them beyond a Sequence. A stored table answers from arrays it read at open
+    (the folder's, store/tables.py; PostgreSQL's, store/pgtables.py); a table of chunks held in
+    memory (`ListedChunks`, `store/spool.py`'s) answers None and `Index` works it out from the
+    chunks themselves.
+
+        ids        every chunk's id as UTF-8 bytes, in row order (hits are named from it), or None
+        positions  chunk id -> row, or None
+        words      every chunk's whitespace-separated word count, in row order, or None
+        folder     the generation folder it was read from, or None: the folder store hard-links
+                   its files when the same table is written again
+        pg         the PostgreSQL store it was read from, or None: what the pg-* retrievers
+                   search through (glassrag/retrieve/postgres.py)
+        id_of(row) the id of the chunk in row `row`
+    """
+
+    ids: np.ndarray | None
+    positions: Mapping[str, int] | None
+    words: np.ndarray | None
+    folder: Path | None
+    pg: Any
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: Any) -> Any: ...
+
+    def __iter__(self) -> Iterator[Chunk]: ...
+
+    def id_of(self, row: int) -> str: ...
+
+
+class ChunkRows(Sequence[Chunk]):
+    """What the chunk tables share: a Sequence whose subclasses give `__len__`, `_at(i)` (row
+    i, 0 ≤ i < len) and `__iter__`; indexing, slicing and equality are here, and the
+    `ChunkTable` members a table without stored arrays answers (None)."""
+
+    ids: np.ndarray | None = None  # bytes, index order
+    positions: Mapping[str, int] | None = None
+    words: np.ndarray | None = None
+    folder: Path | None = None
+    pg: Any = None
+
+    @overload
+    def __getitem__(self, i: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"chunk {i} out of range ({n} chunks)")
+        return self._at(i)
+
+    def _at(self, i: int) -> Chunk:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def id_of(self, i: int) -> str:
+        return self.ids[i].decode("utf-8") if self.ids is not None else self[i].id
+
+
+class ListedChunks(ChunkRows):
+    """A ChunkTable over chunks given as a list (an index put together in memory)."""
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        self.chunks = chunks
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def _at(self, i: int) -> Chunk:
+        return self.chunks[i]
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return iter(self.chunks)
+
+
+def chunk_table(chunks: Sequence[Chunk]) -> ChunkTable:
+    """`chunks` as a ChunkTable: itself when it is one, else a `ListedChunks` over it."""
+    return chunks if isinstance(chunks, ChunkTable) else ListedChunks(chunks)
+
+
 @dataclass
 class Index:
     """Everything a pipeline needs to answer questions over one corpus. `documents` and
-    `chunks` are a dict and a list when ingest builds an index, and tables read on demand
-    (glassrag/store/tables.py) when a store opens one."""
+    `chunks` are a spool or a dict and a `ChunkTable` when ingest builds an index, and tables
+    read on demand (glassrag/store/tables.py) when a store opens one; chunks given as a list
+    are made a `ListedChunks`."""
 
     config: Config
     documents: Mapping[str, Document]
-    chunks: Sequence[Chunk]
+    chunks: ChunkTable
     counts: TermCounts
     lsa: LSA | None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -71,6 +167,7 @@ class Index:
     sources: dict[str, dict] = field(default_factory=dict)  # BEIR corpus file -> sha256, documents
 
     def __post_init__(self) -> None:
+        self.chunks = chunk_table(self.chunks)
         a = self.config.analyze
         self.analyzer = Analyzer(a.stopwords, a.stem, a.identifiers)
         if self.lsa is not None:
@@ -83,7 +180,7 @@ class Index:
     def position(self) -> Mapping[str, int]:
         """chunk id -> its row; a binary search over stored ids for a stored index."""
         if self._position is None:
-            table = getattr(self.chunks, "positions", None)
+            table = self.chunks.positions
             self._position = table if table is not None else {c.id: i for i, c in enumerate(self.chunks)}
         return self._position
 
@@ -103,13 +200,12 @@ class Index:
         return out
 
     def chunk_id(self, row: int) -> str:
-        id_of = getattr(self.chunks, "id_of", None)
-        return id_of(row) if id_of is not None else self.chunks[row].id
+        return self.chunks.id_of(row)
 
     def chunk_words(self, chunk_id: str) -> int:
         """Whitespace-separated words of a chunk (what the context budget counts)."""
         row = self.position[chunk_id]
-        words = getattr(self.chunks, "words", None)
+        words = self.chunks.words
         return int(words[row]) if words is not None else len(self.chunks[row].text.split())
 
     def superseded(self) -> dict[str, str]:

@@ -42,7 +42,7 @@ from glassrag.lexical.bm25 import TermCounts, bm25_weights
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Stored
 from glassrag.store.lock import LOCK_FILE, WriterLock
-from glassrag.store.tables import ChunkTable, DocumentTable, load_array, write_tables
+from glassrag.store.tables import FolderChunks, DocumentTable, load_array, write_tables
 
 POINTER = "CURRENT"
 OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
@@ -135,8 +135,8 @@ class EmbeddedStore:
     def _write_generation(self, folder: Path, index: Index) -> None:
         source = index.stored.folder if index.stored is not None else None
         k1, b = index.config.bm25.k1, index.config.bm25.b
-        same_tables = source is not None and getattr(index.chunks, "folder", None) == source \
-            and getattr(index.documents, "folder", None) == source
+        same_tables = source is not None and index.chunks.folder == source \
+            and isinstance(index.documents, DocumentTable) and index.documents.folder == source
         if same_tables:
             assert source is not None
             _link(source, folder, TABLE_FILES)
@@ -247,7 +247,7 @@ class EmbeddedStore:
     def _read_generation(self, folder: Path, manifest: dict[str, Any]) -> Index:
         config = Config.from_dict(manifest["config"], origin=str(folder / "manifest.json"), layer="index")
         documents = DocumentTable(folder)
-        chunks = ChunkTable(folder)
+        chunks = FolderChunks(folder)
         lex = folder / "lexical"
         terms = json.loads((lex / "vocab.json").read_text(encoding="utf-8"))
         vocab = dict(zip(terms, range(len(terms))))

@@ -14,7 +14,8 @@ import numpy as np
 
 from glassrag.schema import Chunk, Document, Section
 from glassrag.store.pgschema import Location
-from glassrag.store.tables import ChunkRows, StreamedDocuments
+from glassrag.store.base import ChunkRows
+from glassrag.store.tables import StreamedDocuments
 
 ORDER = 'doc_id COLLATE "C", position'
 CHUNK_COLUMNS = 'id, doc_id, locator, text, start, "end", position, heading_path'

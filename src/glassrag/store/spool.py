@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from glassrag.schema import Chunk, Document
-from glassrag.store.tables import ChunkRows, chunk_row, document_row
+from glassrag.store.base import ChunkRows
+from glassrag.store.tables import chunk_row, document_row
 
 
 class Spool:
@@ -160,6 +161,3 @@ class SpooledChunks(ChunkRows):
 
     def __iter__(self) -> Iterator[Chunk]:
         return (self._chunks.get(r) for r in self.records.tolist())
-
-    def id_of(self, i: int) -> str:
-        return self[i].id

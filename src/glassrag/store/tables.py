@@ -1,7 +1,7 @@
 """Chunks and documents read on demand from an index folder, by offset.
 
 An index of a million chunks must open in about a second, so nothing here parses the
-tables at open: `ChunkTable[i]` reads line i of chunks.jsonl (its byte offset is in
+tables at open: `FolderChunks[i]` reads line i of chunks.jsonl (its byte offset is in
 chunk_offsets.npy) and cuts its text out of texts.bin; `DocumentTable[id]` finds the id
 by binary search in the sorted doc_ids.npy. Both are plain `Sequence`/`Mapping`s, so code
 written for a list of chunks and a dict of documents works on them unchanged; whole-table
@@ -19,13 +19,14 @@ import mmap
 from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 
 from glassrag.errors import StoreError
 from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
+from glassrag.store.base import ChunkRows, parse_date
 
 DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError)
 # parsed chunks kept per table (a Chunk is frozen, so they are shared safely): a question reads
@@ -107,42 +108,6 @@ class IdLookup(Mapping[str, int]):
         return len(self.sorted_ids)
 
 
-class ChunkRows(Sequence[Chunk]):
-    """What both stores' chunk tables share: a Sequence whose subclasses give `__len__`,
-    `_at(i)` (row i, 0 ≤ i < len) and `__iter__`; indexing, slicing and equality are here."""
-
-    ids: np.ndarray  # bytes, index order
-
-    @overload
-    def __getitem__(self, i: int) -> Chunk: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Chunk]: ...
-
-    def __getitem__(self, i: int | slice) -> Chunk | list[Chunk]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"chunk {i} out of range ({n} chunks)")
-        return self._at(i)
-
-    def _at(self, i: int) -> Chunk:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def id_of(self, i: int) -> str:
-        return self.ids[i].decode("utf-8")
-
-
 class StreamedDocuments(Mapping[str, Document]):
     """What both stores' document tables share: `values()` and `items()` stream the
     documents in one pass (`_stream`) instead of a lookup per id."""
@@ -157,8 +122,9 @@ class StreamedDocuments(Mapping[str, Document]):
         return _StreamedItems(self)
 
 
-class ChunkTable(ChunkRows):
-    """The chunks of a stored index, in index order, each parsed when asked for."""
+class FolderChunks(ChunkRows):
+    """The chunks of a stored index, in index order, each parsed when asked for: a ChunkTable
+    (store/base.py) whose ids, positions and words are memory-mapped arrays."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -323,8 +289,6 @@ def write_tables(folder: Path, documents: Mapping[str, Document],
                  chunks: Sequence[Chunk]) -> dict[str, Any]:
     """Write texts.bin, documents.jsonl, chunks.jsonl and their offset and id arrays;
     return the corpus-wide facts the manifest keeps (superseded documents, newest date)."""
-    from glassrag.store.base import parse_date
-
     spans: dict[str, list[int]] = {}
     doc_chunks: dict[str, int] = {}
     for c in chunks:
