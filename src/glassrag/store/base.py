@@ -4,6 +4,7 @@ table), and the views of an index the stages read (chunk id → document, chunk 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol, Sequence, overload, runtime_checkable
@@ -12,6 +13,7 @@ import numpy as np
 
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
+from glassrag.errors import StoreError
 from glassrag.ingest import versions
 from glassrag.lexical.analyze import Analyzer
 from glassrag.lexical.bm25 import TermCounts
@@ -28,6 +30,38 @@ class Embedded:
     name: str
     params: dict[str, Any]
     vectors: np.ndarray
+
+
+@dataclass
+class Part:
+    """A retriever's own index part, built by its table entry's `build` (glassrag/stage.py),
+    when it has no field of its own (LSA's model and the embedders' vectors have theirs):
+    JSON-safe parameters and named arrays. The folder store writes them as
+    parts/<name>/params.json and <array>.npy, the PostgreSQL store as rows of `arrays` and
+    meta `parts`; both read them back as they were written."""
+
+    params: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Part):
+            return NotImplemented
+        return self.params == other.params and self.arrays.keys() == other.arrays.keys() and all(
+            np.array_equal(a, other.arrays[k]) for k, a in self.arrays.items())
+
+
+PART_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def checked_part(name: str, part: Part) -> Part:
+    """`part` when its name and its arrays' names can name a folder and a file in every store;
+    else StoreError (nothing is written)."""
+    bad = [n for n in (name, *part.arrays) if not PART_NAME.fullmatch(n)]
+    if bad:
+        raise StoreError(f"index part {name!r}: {', '.join(map(repr, bad))} cannot name a stored file",
+                         "name the retriever and its part's arrays with lowercase letters, digits, '.', '_' "
+                         "or '-' (at most 64, the first a letter or a digit)")
+    return part
 
 
 def parse_date(value: Any) -> dt.date | None:
@@ -165,6 +199,7 @@ class Index:
     embeddings: dict[str, Embedded] = field(default_factory=dict)
     stored: Stored | None = field(default=None, compare=False, repr=False)
     sources: dict[str, dict] = field(default_factory=dict)  # BEIR corpus file -> sha256, documents
+    parts: dict[str, Part] = field(default_factory=dict)  # retriever name -> its own part (`Part`)
 
     def __post_init__(self) -> None:
         self.chunks = chunk_table(self.chunks)

@@ -6,6 +6,7 @@
     DIR/gen-<id>/lexical/{vocab.json, tf_*.npy, doc_len.npy, bm25.npy}
     DIR/gen-<id>/lsa/{params.json, *.npy}
     DIR/gen-<id>/neural/<name>/{params.json, vectors.npy}
+    DIR/gen-<id>/parts/<name>/{params.json, *.npy}   a retriever's own part (store/base.py Part)
     DIR/cache/embeddings/...     the embedding cache (glassrag/dense/cache.py)
     DIR/runs/<name>.json         runs kept by glassrag eval --save
 
@@ -40,7 +41,7 @@ from glassrag.dense.lsa import LSA
 from glassrag.errors import DiskError, StoreError
 from glassrag.lexical.bm25 import TermCounts, bm25_weights
 from glassrag.schema.fitted import read_extra
-from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Stored
+from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Part, Stored, checked_part
 from glassrag.store.lock import LOCK_FILE, WriterLock
 from glassrag.store.tables import FolderChunks, DocumentTable, load_array, write_tables
 
@@ -169,6 +170,8 @@ class EmbeddedStore:
             folder_n.mkdir(parents=True)
             _write_json(folder_n / "params.json", emb.params)
             np.save(folder_n / "vectors.npy", np.asarray(emb.vectors, dtype=np.float32))
+        for name, part in index.parts.items():
+            _write_part(folder / "parts" / name, checked_part(name, part))
         manifest = {
             "format_version": FORMAT_VERSION,
             "glassrag_version": __version__,
@@ -276,8 +279,10 @@ class EmbeddedStore:
             for sub in sorted((folder / "neural").iterdir()):
                 params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
                 embeddings[sub.name] = Embedded(sub.name, params, load_array(sub / "vectors.npy"))
+        parts = {sub.name: _read_part(sub) for sub in sorted((folder / "parts").iterdir())} \
+            if (folder / "parts").is_dir() else {}
         return Index(config, documents, chunks, counts, lsa, read_extra(manifest.get("extra", {})), embeddings,
-                     stored, dict(manifest.get("sources", {})))
+                     stored, dict(manifest.get("sources", {})), parts)
 
 
 class _DocChunks(Mapping[str, int]):
@@ -300,6 +305,19 @@ TABLE_FILES = ("texts.bin", "documents.jsonl", "chunks.jsonl", "doc_offsets.npy"
                "doc_ids.npy", "doc_chunks.npy", "doc_hashes.npy", "chunk_offsets.npy", "chunk_text.npy", "chunk_words.npy", "chunk_ids.npy",
                "chunk_ids_sorted.npy", "chunk_ids_order.npy")
 LEXICAL_FILES = ("vocab.json", "tf_data.npy", "tf_indices.npy", "tf_indptr.npy", "doc_len.npy")
+
+
+def _write_part(folder: Path, part: Part) -> None:
+    """A retriever's own part: parts/<name>/params.json and one .npy per array."""
+    folder.mkdir(parents=True)
+    _write_json(folder / "params.json", part.params)
+    for key, array in part.arrays.items():
+        np.save(folder / f"{key}.npy", np.asarray(array), allow_pickle=False)
+
+
+def _read_part(folder: Path) -> Part:
+    params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
+    return Part(params, {p.stem: load_array(p) for p in sorted(folder.glob("*.npy"))})
 
 
 def _link(source: Path, target: Path, names: Iterable[str]) -> None:

@@ -42,7 +42,7 @@ from glassrag.ingest.versions import superseded
 from glassrag.lexical.bm25 import bm25_weights
 from glassrag.schema import Chunk, Document
 from glassrag.schema.fitted import read_extra
-from glassrag.store.base import Index
+from glassrag.store.base import Index, checked_part
 from glassrag.store.pgcopy import copy_arrays
 from glassrag.store.pgprune import block_of
 from glassrag.store.pgschema import Location, ensure, fulltext_index, postings_indexes, postings_table
@@ -305,15 +305,17 @@ def _insert_vectors(conn: Any, loc: Location, index: Index, name: str, params: d
 
 
 def _write_lsa(conn: Any, loc: Location, index: Index) -> None:
-    """The LSA model's arrays as npy bytes; its vocabulary (term -> row) in meta."""
+    """The LSA model's arrays as npy bytes, its vocabulary (term -> row) in meta; and every
+    retriever's own part's arrays (`parts/<name>/<array>`), its parameters in meta `parts`."""
     t = loc.table
     conn.execute(f"DELETE FROM {t('arrays')}")
-    if index.lsa is None:
-        return
-    for name, array in index.lsa.arrays().items():
+    named = {f"lsa/{name}": array for name, array in index.lsa.arrays().items()} if index.lsa is not None else {}
+    for part_name, part in index.parts.items():
+        named.update({f"parts/{part_name}/{key}": array for key, array in checked_part(part_name, part).arrays.items()})
+    for name, array in named.items():
         buffer = io.BytesIO()
         np.save(buffer, np.asarray(array), allow_pickle=False)
-        conn.execute(f"INSERT INTO {t('arrays')} VALUES (%s, %s)", (f"lsa/{name}", buffer.getvalue()))
+        conn.execute(f"INSERT INTO {t('arrays')} VALUES (%s, %s)", (name, buffer.getvalue()))
 
 
 def _write_meta(conn: Any, loc: Location, index: Index, key: dict[str, Any], generation: int) -> None:
@@ -337,6 +339,10 @@ def _write_meta(conn: Any, loc: Location, index: Index, key: dict[str, Any], gen
         "superseded": replaced, "newest_date": newest, "impacts": impacts_of(index),
         "sources": index.sources, "extra": read_extra(index.extra), "lsa": lsa,
     }
+    if index.parts:
+        values["parts"] = {name: part.params for name, part in index.parts.items()}
+    else:  # an index written before with parts has none now
+        conn.execute(f"DELETE FROM {loc.table('meta')} WHERE key = 'parts'")
     for name, value in values.items():
         conn.execute(f"INSERT INTO {loc.table('meta')} VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
                      "SET value = EXCLUDED.value", (name, json.dumps(value, ensure_ascii=False, default=str)))

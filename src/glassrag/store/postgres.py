@@ -25,7 +25,7 @@ from glassrag.config import Config
 from glassrag.errors import StoreError
 from glassrag.lexical.bm25 import TermCounts
 from glassrag.schema.fitted import read_extra
-from glassrag.store.base import Embedded, Index, Stored
+from glassrag.store.base import Embedded, Index, Part, Stored
 from glassrag.store import pgschema
 from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
                                      lost, stored_format)
@@ -142,7 +142,7 @@ class PostgresStore:
         stored = Stored(None, dict(meta.get("superseded") or {}), meta.get("newest_date"), doc_chunks,
                         documents.hashes, [d for d, n in doc_chunks.items() if n == 0], None, counts)
         return Index(config, documents, chunks, counts, self._lsa(meta), read_extra(meta.get("extra") or {}),
-                     self._embeddings(chunks), stored, dict(meta.get("sources") or {}))
+                     self._embeddings(chunks), stored, dict(meta.get("sources") or {}), self._parts(meta))
 
     def _counts(self, chunks: PgChunks) -> TermCounts:
         """TermCounts (chunks × terms, CSC) from the postings; terms numbered by their id order."""
@@ -171,6 +171,16 @@ class PostgresStore:
                       f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'lsa/%'").fetchall()}
         words = meta["lsa"]["vocab"]
         return LSA.from_arrays(meta["lsa"]["params"], dict(zip(words, range(len(words)))), arrays)
+
+    def _parts(self, meta: dict[str, Any]) -> dict[str, Part]:
+        """Every retriever's own part: its parameters from meta `parts`, its arrays from `arrays`."""
+        params = meta.get("parts") or {}
+        arrays: dict[str, dict[str, np.ndarray]] = {name: {} for name in params}
+        for name, data in self.conn.execute(
+                f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'parts/%' ORDER BY name").fetchall():
+            _, part, key = name.split("/", 2)
+            arrays.setdefault(part, {})[key] = np.load(io.BytesIO(data), allow_pickle=False)
+        return {name: Part(params[name], arrays[name]) for name in params}
 
     def _embeddings(self, chunks: PgChunks) -> dict[str, Embedded]:
         out = {}
