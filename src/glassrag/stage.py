@@ -17,7 +17,9 @@ and writes its trace; a stage never writes its own.
 Every family of stages is a table of `Entry`s looked up by name (RETRIEVERS, FUSERS, RERANKERS,
 and the one-entry tables of versions, MMR, the cap and the budget; glassrag/pipeline/stages.py
 lists them all in `TABLES`). An entry says how to make the stage from the settings, where it can
-run and what its score is, so the web asks the entry instead of deciding by a stage's name.
+run and what its score is, so the web asks the entry instead of deciding by a stage's name; a
+retriever that needs a part of its own in the index says how to build it, so the indexer asks the
+entry instead of testing the retrievers' names.
 """
 
 from __future__ import annotations
@@ -95,11 +97,17 @@ class Entry:
     describe_score  (stage name, its params) -> (glossary term, what the score of the hits it
                     passes on is), read from a trace alone, for the UI
     available       index -> whether it can run on this index (the web offers only those)
+    build           (name, index, building) -> the index with the stage's own part added, for a
+                    stage that reads more than the term counts every index has (LSA's fitted
+                    model, an embedder's vectors): the indexer calls it for each retriever an
+                    index is built for (glassrag/retrieve/__init__.py `index_parts`); None for
+                    the rest
     """
 
     make: Callable[..., Any]
     describe_score: Callable[[str, Mapping[str, Any]], tuple[str, str]] = own_score
     available: Callable[[Any], bool] = everywhere
+    build: Callable[..., Any] | None = None
 
 
 def keeps_scores(what: str) -> Callable[[str, Mapping[str, Any]], tuple[str, str]]:

@@ -167,7 +167,7 @@ def test_rewriting_an_opened_index_links_its_unchanged_files(index, tmp_path: Pa
 
 def test_a_changed_file_reanalyses_only_its_own_chunks(corpus: Path, small_config, tmp_path: Path,
                                                        monkeypatch):
-    from glassrag import indexer
+    from glassrag.indexer import counts
     from glassrag.lexical.analyze import Analyzer
 
     store = EmbeddedStore(tmp_path / "idx")
@@ -180,7 +180,7 @@ def test_a_changed_file_reanalyses_only_its_own_chunks(corpus: Path, small_confi
             seen.append(text)
             return super().__call__(text)
 
-    monkeypatch.setattr(indexer, "Analyzer", Counting)
+    monkeypatch.setattr(counts, "Analyzer", Counting)  # step 3 analyses
     updated, report = build_index([corpus], small_config, store.read())
     assert len(report.changed) == 1 and seen and all("fleet server sleeps" in t for t in seen)
     monkeypatch.undo()
@@ -206,7 +206,7 @@ def beir_folder(folder: Path, texts: dict[str, str]) -> Path:
 
 
 def test_an_unchanged_beir_corpus_file_is_not_read_again(tmp_path: Path, small_config, monkeypatch):
-    from glassrag import indexer
+    from glassrag.indexer import diff
 
     folder = beir_folder(tmp_path / "b", {"1": "tilt sensor", "2": "battery low", "3": "tilt again"})
     store = EmbeddedStore(tmp_path / "idx")
@@ -215,7 +215,7 @@ def test_an_unchanged_beir_corpus_file_is_not_read_again(tmp_path: Path, small_c
     def not_read(path):
         raise AssertionError("an unchanged corpus file was parsed")
 
-    monkeypatch.setattr(indexer, "load_beir_corpus", not_read)
+    monkeypatch.setattr(diff, "load_beir_corpus", not_read)  # step 1 reads the corpora
     _, report = build_index([folder], small_config, store.read())
     assert report.nothing_changed and report.n_unchanged() == 3
     monkeypatch.undo()

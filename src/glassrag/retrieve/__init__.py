@@ -9,7 +9,9 @@ BM25, BM25 with RM3 feedback, LSA and the pg-* retrievers (SQL over an index in 
 glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS, one `Entry` each: how to
 make it, what its score is (`describe_score`, for the UI) and where it can run (`available`);
 a neural retriever exists for each embedding model an index was built with and is named
-after it (`NEURAL`). Adding a retriever is one class and one entry here.
+after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
+model, an embedder's vectors) builds it (`build`); `index_parts` says which an index built with
+given settings needs. Adding a retriever is one class and one entry here.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ from glassrag.store.base import Index
 RETRIEVERS: dict[str, Entry] = {
     "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
     "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
-    "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa),
+    "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build),
     **{name: Entry(made, pg.describe_score, made.runs_on) for name, made in PG_RETRIEVERS.items()},
 }
 # the retriever of each embedder an index was built with (available where it has that embedder)
-NEURAL = Entry(NeuralRetriever, neural.describe_score)
+NEURAL = Entry(NeuralRetriever, neural.describe_score, build=neural.build)
 
 __all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_retrievers", "describe_score",
-           "make_retriever", "offered", "NeuralRetriever"]
+           "index_parts", "make_retriever", "offered", "NeuralRetriever"]
 
 
 def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
@@ -48,6 +50,15 @@ def offered(index: Index) -> tuple[str, ...]:
     """The retrievers `index` can run, each entry asked (`available`), in the table's order,
     then one per embedder: what the web's settings form offers."""
     return (*(n for n, e in RETRIEVERS.items() if e.available(index)), *index.embeddings)
+
+
+def index_parts(config: Config) -> list[tuple[str, Entry]]:
+    """The retrievers whose own part an index built with `config` holds, each with the entry
+    that builds it: every fused or observed retriever whose entry has a `build`, in the table's
+    order, then the neural retriever of each embedder of neural.models."""
+    wanted = {*config.retrieve.retrievers, *config.retrieve.observe}
+    own = [(name, e) for name, e in RETRIEVERS.items() if e.build is not None and name in wanted]
+    return [*own, *((name, NEURAL) for name in dict.fromkeys(map(neural.retriever_name, config.neural.models)))]
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:

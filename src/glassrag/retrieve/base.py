@@ -3,18 +3,20 @@ a later stage may read from one, and turning (rows, scores) into hits."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from glassrag.dense.exact import ExactCosine
 from glassrag.fuse.base import listed_scores
+from glassrag.ingest.report import IngestReport, Progress
 from glassrag.query import Query
-from glassrag.schema import Hit
+from glassrag.schema import Chunk, Hit
 from glassrag.stage import Entry, ScoreSource, StageOutput
 from glassrag.store.base import Index
 
-__all__ = ["Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top", "hits_of",
+__all__ = ["Building", "Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top", "hits_of",
            "listed_scores"]
 
 
@@ -41,6 +43,29 @@ class ScoresAnyChunk(Protocol):
     chunk), declared by this method; called after its `apply` for the same question."""
 
     def score_source(self, query: Query) -> ScoreSource: ...
+
+
+class Building:
+    """What a retriever's build hook (its entry's `build`) may read beside the index it adds
+    its part to: the text each chunk is indexed by (`texts`, made once for every hook), where
+    embeddings are cached, the ingest's report (counts and warnings) and its progress."""
+
+    def __init__(self, chunks: Sequence[Chunk], text_of: Callable[[Chunk], str], report: IngestReport,
+                 cache_dir: Path | None = None, progress: Progress | None = None) -> None:
+        self.chunks, self.text_of, self.report = chunks, text_of, report
+        self.cache_dir, self.progress = cache_dir, progress
+        self._texts: list[str] | None = None
+
+    def texts(self) -> list[str]:
+        """Every chunk's indexed text (its context header first when chunk.context_header), in
+        index order."""
+        if self._texts is None:
+            self._texts = [self.text_of(c) for c in self.chunks]
+        return self._texts
+
+    def step(self, what: str, done: int, total: int) -> None:
+        if self.progress:
+            self.progress(what, done, total)
 
 
 class Ranks:

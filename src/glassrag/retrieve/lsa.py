@@ -1,17 +1,20 @@
 """LSA as a retriever stage: the top `depth` chunks by cosine with the question folded into
-the LSA space (glassrag/dense/lsa.py), after the optional similarity cutoff."""
+the LSA space (glassrag/dense/lsa.py), after the optional similarity cutoff. Its part of the
+index, the fitted model, is built by `build` (its table entry's hook) from the term counts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.dense.exact import ExactCosine
+from glassrag.dense.lsa import LSA
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
-from glassrag.retrieve.base import Ranks, corpus_scores, cosines, exact_top, hits_of
+from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
@@ -23,6 +26,16 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 def has_lsa(index: Index) -> bool:
     return index.lsa is not None
+
+
+def build(name: str, index: Index, building: Building) -> Index:
+    """The index with its LSA model, fitted on its term counts with the [lsa] settings (an
+    index without chunks has none: there is nothing to fit)."""
+    if not len(index.chunks):
+        return index
+    building.step("lsa", 0, 1)
+    s = index.config.lsa
+    return replace(index, lsa=LSA(s.dim, s.power_iterations, s.seed, s.fit_sample).fit(index.counts))
 
 
 class LSARetriever(Ranks):

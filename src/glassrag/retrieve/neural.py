@@ -4,11 +4,18 @@ similarity cutoff. The model is loaded on the first question.
 
 `neural.query_instruction` applies at question time: `auto` keeps the instruction the index
 was built with (its model family's), any other value replaces it for the questions (the
-passages keep theirs: changing `passage_instruction` needs a re-ingest)."""
+passages keep theirs: changing `passage_instruction` needs a re-ingest).
+
+Its part of the index, every chunk's vectors, is built by `build` (the table entry's hook), from
+the embedding cache where the same model embedded the same text before."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
 
 from glassrag.config import Config
 from glassrag.dense.base import normalize_rows
@@ -16,10 +23,14 @@ from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
 from glassrag.fuse.base import ScoreSource
 from glassrag.query import Query
-from glassrag.retrieve.base import Ranks, corpus_scores, cosines, exact_top, hits_of
+from glassrag.ingest.report import IngestReport, Progress
+from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.stage import NOT_A_PROBABILITY
-from glassrag.store.base import Index
+from glassrag.store.base import Embedded, Index
+
+if TYPE_CHECKING:
+    from glassrag.dense.neural import SentenceEmbedder
 
 SEARCHES = ("exact", "hnsw")
 
@@ -27,6 +38,55 @@ SEARCHES = ("exact", "hnsw")
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return "dense", (f"Cosine similarity of {name} vectors (−1 to 1): closeness of meaning to the "
                      f"question. {NOT_A_PROBABILITY}")
+
+
+def retriever_name(model: str) -> str:
+    """The stage name of a neural retriever: the alias, or the model folder's name."""
+    return Path(model).name.lower() if ("/" in model or Path(model).is_dir()) else model.lower()
+
+
+def build(name: str, index: Index, building: Building) -> Index:
+    """The index with the vectors of every chunk by the embedder of `neural.models` that
+    retriever `name` is named after (the last one, when two share a name)."""
+    model = [m for m in index.config.neural.models if retriever_name(m) == name][-1]
+    embedded = embed_chunks(model, index.config, building.texts(), building.cache_dir, building.report,
+                            building.progress)
+    return replace(index, embeddings={**index.embeddings, name: embedded})
+
+
+def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
+    from glassrag.dense.neural import SentenceEmbedder
+
+    n = config.neural
+    return SentenceEmbedder(model,
+                            None if n.query_instruction == "auto" else n.query_instruction,
+                            None if n.passage_instruction == "auto" else n.passage_instruction,
+                            n.quantize, n.batch_size, backend=n.backend)
+
+
+def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path | None,
+                 report: IngestReport, progress: Progress | None) -> Embedded:
+    """Vectors for every chunk text, from the cache where the same model embedded the same
+    text before; the report says how many were embedded and how many reused."""
+    from glassrag.dense.cache import EmbeddingCache, text_key
+
+    embedder = embedder_for(model, config)
+    report.warnings.extend(embedder.warnings())
+    cache = EmbeddingCache(cache_dir, embedder.name)
+    keys = [text_key(embedder.name, t) for t in texts]
+    missing = cache.split(keys)
+    if missing:
+        def step(done: int, total: int, rate: float) -> None:
+            if progress:
+                progress(f"embed {rate:.0f}/s", done, total)
+
+        vectors = embedder.embed_passages([texts[i] for i in missing], step)
+        cache.put([keys[i] for i in missing], vectors)
+        cache.save()
+    report.embedded[retriever_name(model)] = {"embedded": len(missing),
+                                              "from cache": len(keys) - len(missing)}
+    vectors = cache.get(keys) if keys else np.empty((0, 0), dtype=np.float32)
+    return Embedded(retriever_name(model), embedder.params(), vectors.astype(np.float32))
 
 
 class NeuralRetriever(Ranks):
