@@ -69,7 +69,7 @@ def test_the_entry_s_build_makes_its_part_and_the_retriever_reads_it(corpus: Pat
     index, _ = build_index([corpus], toy_config)
     part = index.parts[NAME]
     assert part.params == {"unit": "characters"} and list(part.arrays["lengths"]) == expected_lengths(index)
-    assert (NAME, RETRIEVERS[NAME]) in index_parts(toy_config) and NAME in offered(index)
+    assert (NAME, build_longest) in index_parts(toy_config) and NAME in offered(index)
     hits = Pipeline(index).run("tilt sensor").stage(NAME).hits
     assert [h.score for h in hits] == sorted(expected_lengths(index), reverse=True)[:5]
 

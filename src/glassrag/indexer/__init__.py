@@ -76,8 +76,8 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
 def build_parts(index: Index, building: Building) -> Index:
     """`index` with each retriever's own part, built by the table entry that needs it, in the
     order `index_parts` gives."""
-    for name, entry in index_parts(index.config):
-        index = entry.build(name, index, building)
+    for name, build in index_parts(index.config):
+        index = build(name, index, building)
     return index
 
 

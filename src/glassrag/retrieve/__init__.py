@@ -16,7 +16,7 @@ given settings needs. Adding a retriever is one class and one entry here.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, UnknownNameError
@@ -52,13 +52,14 @@ def offered(index: Index) -> tuple[str, ...]:
     return (*(n for n, e in RETRIEVERS.items() if e.available(index)), *index.embeddings)
 
 
-def index_parts(config: Config) -> list[tuple[str, Entry]]:
-    """The retrievers whose own part an index built with `config` holds, each with the entry
-    that builds it: every fused or observed retriever whose entry has a `build`, in the table's
-    order, then the neural retriever of each embedder of neural.models."""
+def index_parts(config: Config) -> list[tuple[str, Callable[..., Index]]]:
+    """The retrievers whose own part an index built with `config` holds, each with its entry's
+    `build`: every fused or observed retriever whose entry has one, in the table's order, then
+    the neural retriever of each embedder of neural.models."""
     wanted = {*config.retrieve.retrievers, *config.retrieve.observe}
-    own = [(name, e) for name, e in RETRIEVERS.items() if e.build is not None and name in wanted]
-    return [*own, *((name, NEURAL) for name in dict.fromkeys(map(neural.retriever_name, config.neural.models)))]
+    own = [(name, e.build) for name, e in RETRIEVERS.items() if e.build is not None and name in wanted]
+    embedders = dict.fromkeys(map(neural.retriever_name, config.neural.models))
+    return [*own, *((name, NEURAL.build) for name in embedders if NEURAL.build is not None)]
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:

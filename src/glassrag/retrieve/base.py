@@ -16,8 +16,8 @@ from glassrag.schema import Chunk, Hit
 from glassrag.stage import Entry, ScoreSource, StageOutput
 from glassrag.store.base import Index
 
-__all__ = ["Building", "Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top", "hits_of",
-           "listed_scores"]
+__all__ = ["Building", "Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top",
+           "hits_of", "listed_scores"]
 
 
 class Retriever(Protocol):

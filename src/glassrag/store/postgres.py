@@ -176,8 +176,9 @@ class PostgresStore:
         """Every retriever's own part: its parameters from meta `parts`, its arrays from `arrays`."""
         params = meta.get("parts") or {}
         arrays: dict[str, dict[str, np.ndarray]] = {name: {} for name in params}
-        for name, data in self.conn.execute(
-                f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'parts/%' ORDER BY name").fetchall():
+        rows = self.conn.execute(
+            f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'parts/%' ORDER BY name").fetchall()
+        for name, data in rows:
             _, part, key = name.split("/", 2)
             arrays.setdefault(part, {})[key] = np.load(io.BytesIO(data), allow_pickle=False)
         return {name: Part(params[name], arrays[name]) for name in params}
