@@ -146,6 +146,25 @@ class VersionSettings:
 
 
 @dataclass(frozen=True)
+class FilterSettings:
+    """Candidates dropped before the reranker: the parts of a document that are about the
+    document rather than its subject (rerank/matter.py)."""
+
+    matter: bool = setting(False, "drop reference lists, acknowledgements, link lists and tables of contents "
+                           "from the candidates", "experiment matter-filter", scores=True)
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """Window scoring: a chunk's score joined by its neighbours' (rerank/window.py)."""
+
+    size: int = setting(0, "window scoring: chunks on each side whose score joins a chunk's (0: off)",
+                        "experiment window-scoring", low=0, high=10, scores=True)
+    weight: float = setting(0.5, "window scoring: weight of the best neighbour's score above the list's lowest",
+                            "experiment window-scoring", low=0.0, high=10.0, scores=True)
+
+
+@dataclass(frozen=True)
 class RerankSettings:
     method: str = setting("auto", "second look at the top candidates: none, learned, cross-encoder, "
                           "auto (learned when this index has a trained reranker whose cross-validation on the "
