@@ -122,6 +122,12 @@ class RetrieveSettings:
         "it grows with the chunks (bench/scaling.py: 1.7 ms at 50k)", low=0, scores=True)
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
                          "BEIR convention: R@100", low=1, high=10_000, scores=True)
+    generated_weight: float = setting(0.5, "bm25-hyde, bm25-rewrite, bm25-decompose: weight λ of the question's "
+                                      "own words beside the generator's", "RM3's λ (bm25.rm3_weight)",
+                                      low=0.0, high=1.0, scores=True)
+    generated_tokens: int = setting(64, "bm25-hyde, bm25-rewrite, bm25-decompose: longest text the generator "
+                                    "writes for a question, in tokens", "a passage of two or three sentences; "
+                                    "each token costs time", low=1, high=1024, scores=True)
 
 
 @dataclass(frozen=True)
