@@ -27,6 +27,8 @@ SWITCHED_ON: dict[str, Any] = {
     "retrieve": lambda name: {"retrieve": {"retrievers": [name], "observe": []}},
     "fuse": lambda name: {"fuse": {"method": name}},
     "versions": lambda name: {"versions": {"mode": "demote"}},
+    "filter": lambda name: {"filter": {"matter": True}},
+    "window": lambda name: {"window": {"size": 1}},
     "rerank": lambda name: {"rerank": {"method": name}},
     "mmr": lambda name: {"mmr": {"relevance": 0.7}},
     "cap": lambda name: {"cap": {"per_document": 1}},

@@ -146,11 +146,11 @@ def test_picking_a_square_shows_the_three_lists(client):
 # bad input -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("url, words", [
-    ("/lab/bm25.json?k1=x", "is not a number"),
-    ("/lab/bm25.json?b=1.5", "out of range"),
+    ("/lab/bm25.json?k1=x", "bm25.k1 = \"x\" in the lab's k1: must be a number from 0 to 100"),
+    ("/lab/bm25.json?b=1.5", "must be a number from 0 to 1"),
     ("/lab/bm25.json?commit=yes", "commit"),
     ("/lab/cuts.json?size=100&overlap=51", "more than half of size"),
-    ("/lab/cuts.json?size=1", "out of range"),
+    ("/lab/cuts.json?size=1", "outside what this exhibit computes"),
     ("/lab/cuts.json?unit=chars&size=20", "from 50"),
     ("/lab/cuts.json?chunker=bogus", "fixed"),
     ("/lab/cuts.json?doc=nope", "not a document"),
@@ -203,3 +203,11 @@ def test_document_text_and_questions_are_escaped_in_the_lab(tmp_path: Path, make
     assert html.count("<script") == 1
     needs = client.get("/lab/bm25.json")  # no labelled questions: said, not a 500
     assert needs.status_code == 400 and "no labelled questions" in needs.json()["error"]
+
+
+def test_the_lab_takes_a_setting_s_whole_range_as_the_settings_form_does(client):
+    """The lab parses k1 through the setting's one definition (issue 29.3): k1 = 20 is a valid
+    bm25.k1 (0 to 100), so the exhibit measures it instead of refusing what a --config file takes."""
+    r = client.get("/lab/bm25.json?k1=20&b=0.4")
+    assert r.status_code == 200, r.text
+    assert r.json()["k1"] == 20.0

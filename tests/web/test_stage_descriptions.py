@@ -70,3 +70,17 @@ def test_an_index_in_postgresql_offers_the_pg_retrievers():
     got = offered(stored)
     assert set(PG_RETRIEVERS) <= set(got)
     assert "lsa" not in got and got[-1] == "minilm"  # no LSA model: LSA not offered
+
+
+def test_the_matter_filter_and_window_scoring_are_drawn_and_described(client: TestClient):
+    """The two stages the experiment log switches on run from the settings form's names, are drawn
+    on the route, and the window's score is described as the window's sum, not as BM25 alone."""
+    asked = {"q": QUESTION, "filter.matter": "true", "window.size": "1", "window.weight": "0.5", **PLAIN}
+    r = client.get("/ask.json?" + urlencode(asked))
+    assert r.status_code == 200, r.text
+    stages = [t["name"] for t in r.json()["answer"]["trace"]]
+    assert stages.index("bm25") < stages.index("matter") < stages.index("window") < stages.index("gate")
+    assert r.json()["score"]["stage"] == "window"
+    assert "best score above the list's lowest" in r.json()["score"]["text"]
+    page = client.get("/ask?" + urlencode(asked))
+    assert page.status_code == 200 and "matter" in page.text and "window" in page.text

@@ -27,13 +27,13 @@ the layering. This package hands their names on.
 from glassrag.config.layers import (LAYERS, SCORING, SECTIONS, SETTINGS, Config, layered, load_config,
                                     parse_sections, read_settings)
 from glassrag.config.sections import (AnalyzeSettings, AnswerSettings, BM25Settings, CapSettings, ChunkSettings,
-                                      FuseSettings, GateSettings, GenerateSettings, LSASettings, MMRSettings,
+                                      FilterSettings, FuseSettings, GateSettings, GenerateSettings, LSASettings, MMRSettings,
                                       NeuralSettings, PostgresSettings, RerankSettings, RetrieveSettings,
-                                      VersionSettings)
+                                      VersionSettings, WindowSettings)
 from glassrag.config.setting import Setting, setting, toml_text
 
 __all__ = ["LAYERS", "SCORING", "SECTIONS", "SETTINGS", "AnalyzeSettings", "AnswerSettings", "BM25Settings",
-           "CapSettings", "ChunkSettings", "Config", "FuseSettings", "GateSettings", "GenerateSettings",
+           "CapSettings", "ChunkSettings", "Config", "FilterSettings", "FuseSettings", "GateSettings", "GenerateSettings",
            "LSASettings", "MMRSettings", "NeuralSettings", "PostgresSettings", "RerankSettings",
-           "RetrieveSettings", "Setting", "VersionSettings", "layered", "load_config", "parse_sections",
+           "RetrieveSettings", "Setting", "VersionSettings", "WindowSettings", "layered", "load_config", "parse_sections",
            "read_settings", "setting", "toml_text"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from glassrag.config.sections import (AnalyzeSettings, AnswerSettings, BM25Settings, CapSettings, ChunkSettings,
+                                      FilterSettings, WindowSettings,
                                       FuseSettings, GateSettings, GenerateSettings, LSASettings, MMRSettings,
                                       NeuralSettings, PostgresSettings, RerankSettings, RetrieveSettings,
                                       VersionSettings)
@@ -33,6 +34,8 @@ class Config:
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     fuse: FuseSettings = field(default_factory=FuseSettings)
     versions: VersionSettings = field(default_factory=VersionSettings)
+    filter: FilterSettings = field(default_factory=FilterSettings)
+    window: WindowSettings = field(default_factory=WindowSettings)
     rerank: RerankSettings = field(default_factory=RerankSettings)
     mmr: MMRSettings = field(default_factory=MMRSettings)
     cap: CapSettings = field(default_factory=CapSettings)

@@ -122,6 +122,12 @@ class RetrieveSettings:
         "it grows with the chunks (bench/scaling.py: 1.7 ms at 50k)", low=0, scores=True)
     depth: int = setting(100, "how many hits each retriever passes on (top N)",
                          "BEIR convention: R@100", low=1, high=10_000, scores=True)
+    generated_weight: float = setting(0.5, "bm25-hyde, bm25-rewrite, bm25-decompose: weight λ of the question's "
+                                      "own words beside the generator's", "RM3's λ (bm25.rm3_weight)",
+                                      low=0.0, high=1.0, scores=True)
+    generated_tokens: int = setting(64, "bm25-hyde, bm25-rewrite, bm25-decompose: longest text the generator "
+                                    "writes for a question, in tokens", "a passage of two or three sentences; "
+                                    "each token costs time", low=1, high=1024, scores=True)
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,25 @@ class VersionSettings:
     mode: str = setting("demote", "superseded documents (metadata supersedes / superseded_by): off, "
                         "demote (below every current chunk), drop", "experiment bench-m07-versions",
                         choices="glassrag.rerank.versions:MODES", scores=True)
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    """Candidates dropped before the reranker: the parts of a document that are about the
+    document rather than its subject (rerank/matter.py)."""
+
+    matter: bool = setting(False, "drop reference lists, acknowledgements, link lists and tables of contents "
+                           "from the candidates", "experiment matter-filter", scores=True)
+
+
+@dataclass(frozen=True)
+class WindowSettings:
+    """Window scoring: a chunk's score joined by its neighbours' (rerank/window.py)."""
+
+    size: int = setting(0, "window scoring: chunks on each side whose score joins a chunk's (0: off)",
+                        "experiment window-scoring", low=0, high=10, scores=True)
+    weight: float = setting(0.5, "window scoring: weight of the best neighbour's score above the list's lowest",
+                            "experiment window-scoring", low=0.0, high=10.0, scores=True)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ from __future__ import annotations
 from glassrag.evaluate.relevance import Judgement
 from glassrag.schema import Answer
 
-CAUSES = ("cut", "not retrieved", "fused out", "dropped as outdated", "reranked out", "capped out",
-          "outside budget",
+CAUSES = ("cut", "not retrieved", "fused out", "dropped as outdated", "filtered out", "reranked out",
+          "capped out", "outside budget",
           "ranked too low", "gated", "shown but not visible", "answered unanswerable")
-CAUSE_OF_KIND = {"fuse": "fused out", "versions": "dropped as outdated", "rerank": "reranked out",
+CAUSE_OF_KIND = {"fuse": "fused out", "versions": "dropped as outdated", "filter": "filtered out",
+                 "window": "reranked out", "rerank": "reranked out",
                  "mmr": "reranked out", "cap": "capped out", "budget": "outside budget"}
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from glassrag.config import Config
+from glassrag.config import SETTINGS, Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.metrics import evaluate_run, mean_of
@@ -156,6 +156,22 @@ def number(params: Mapping[str, str], name: str, default: float, low: float, hig
                           f"give {name} as {kind} from {low:g} to {high:g}") from None
     if not low <= value <= high or value != value:
         raise ConfigError(f"{name} = {raw[:40]} is out of range", f"give {name} from {low:g} to {high:g}")
+    return value
+
+
+def setting(params: Mapping[str, str], name: str, key: str, default: Any,
+            cap: tuple[float, float] | None = None) -> Any:
+    """A page parameter that is the setting `key`, parsed and checked by its one definition
+    (config/sections.py), as the web form, a flag and a --config file are; `cap`: the narrower
+    range an exhibit can compute in the time of a page, or ConfigError saying so."""
+    raw = params.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = SETTINGS[key].parse(raw, f"the lab's {name}")
+    if cap is not None and value is not None and not cap[0] <= value <= cap[1]:
+        raise ConfigError(f"{name} = {raw[:40]} is outside what this exhibit computes",
+                          f"give {name} from {cap[0]:g} to {cap[1]:g} here ({key} itself takes "
+                          f"{SETTINGS[key].allowed()})")
     return value
 
 

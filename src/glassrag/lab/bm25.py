@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from glassrag.errors import ConfigError, QueryError
-from glassrag.lab.base import Bench, means, number, qrels_of, retriever_rankings
+from glassrag.lab.base import Bench, means, qrels_of, retriever_rankings, setting
 
 K1S = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 BS = (0.0, 0.2, 0.4, 0.6, 0.75, 0.9, 1.0)
@@ -68,8 +68,8 @@ def search(bench: Bench, question: str, k1: float, b: float) -> dict[str, Any]:
 def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.bm25
-    k1 = number(params, "k1", own.k1, 0.0, 10.0)
-    b = number(params, "b", own.b, 0.0, 1.0)
+    k1 = setting(params, "k1", "bm25.k1", own.k1)
+    b = setting(params, "b", "bm25.b", own.b)
     commit = params.get("commit", "")
     if commit not in ("", "0", "1"):
         raise ConfigError(f"commit = {commit[:20]!r} is not 0 or 1", "commit=1 measures the test split once")

@@ -24,7 +24,7 @@ from glassrag.chunk.units import UNITS, count_units
 from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge
-from glassrag.lab.base import Bench, choice, number
+from glassrag.lab.base import Bench, choice, setting
 from glassrag.schema import Chunk, Document
 
 CHOICES = tuple(n for n in CHUNKERS if n != "document")  # "document" does not cut
@@ -38,9 +38,9 @@ def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     """The chunker, unit, size, overlap and document a page asks for (the index's own by default)."""
     own = bench.index.config.chunk
     chunker = choice(params, "chunker", own.chunker if own.chunker in CHOICES else "fixed", CHOICES)
-    unit = choice(params, "unit", own.unit, UNITS)
-    size = number(params, "size", own.size, MIN_SIZE[unit], MAX_SIZE, whole=True)
-    overlap = number(params, "overlap", min(own.overlap, size // 2), 0, MAX_SIZE, whole=True)
+    unit = setting(params, "unit", "chunk.unit", own.unit)
+    size = setting(params, "size", "chunk.size", own.size, (MIN_SIZE[unit], MAX_SIZE))
+    overlap = setting(params, "overlap", "chunk.overlap", min(own.overlap, size // 2), (0, MAX_SIZE))
     if overlap > size // 2:
         raise ConfigError(f"overlap = {overlap} is more than half of size = {size}",
                           f"give an overlap from 0 to {size // 2} (more would hold every word in three chunks "

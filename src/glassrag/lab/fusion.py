@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.lab.base import RETRIEVAL_ONLY, Bench, choice, means, number, pipeline_rankings, qrels_of
+from glassrag.lab.base import RETRIEVAL_ONLY, Bench, means, number, pipeline_rankings, qrels_of, setting
 
 METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 LISTED = 10  # the depth of the lists shown for a picked question
@@ -45,9 +45,9 @@ def config_for(bench: Bench, method: str, k: int, w: float) -> Config:
 def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.fuse
-    method = choice(params, "method", own.method, ("rrf", "weighted"))
-    k = number(params, "k", own.k, 1, 100_000, whole=True)
-    w = number(params, "w", own.weight, 0.0, 1.0)
+    method = setting(params, "method", "fuse.method", own.method)
+    k = setting(params, "k", "fuse.k", own.k)
+    w = setting(params, "w", "fuse.weight", own.weight)
     depth = number(params, "depth", 5, 1, 10, whole=True)
     emb = embedding(bench)
     questions = [q for q in bench.split("test") if q.answerable]

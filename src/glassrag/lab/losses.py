@@ -29,7 +29,7 @@ except ImportError:  # Windows
 from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.runs import evaluate
-from glassrag.lab.base import Bench, choice, number
+from glassrag.lab.base import Bench, choice, setting
 from glassrag.stage_cache import digest
 from glassrag.stats import mcnemar_exact
 
@@ -38,9 +38,9 @@ KEPT = 50  # runs kept in INDEX/lab/runs.json, newest last
 
 def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     c = bench.index.config
-    return {"answer.k": number(params, "k", c.answer.k, 1, 20, whole=True),
-            "answer.budget_words": number(params, "budget", c.answer.budget_words, c.chunk.size
-                                          if c.chunk.unit == "words" else 1, 20_000, whole=True),
+    return {"answer.k": setting(params, "k", "answer.k", c.answer.k, (1, 20)),
+            "answer.budget_words": setting(params, "budget", "answer.budget_words", c.answer.budget_words,
+                                           (c.chunk.size if c.chunk.unit == "words" else 1, 20_000)),
             "gate.enabled": choice(params, "gate", "on" if c.gate.enabled else "off", ("on", "off")) == "on",
             "rerank.method": choice(params, "rerank", c.rerank.method, ("auto", "none", "learned"))}
 

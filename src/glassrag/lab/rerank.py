@@ -21,7 +21,7 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.tune import reranker_model, reranker_rows
-from glassrag.lab.base import Bench, choice, means, number, qrels_of
+from glassrag.lab.base import Bench, choice, means, number, qrels_of, setting
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
@@ -125,7 +125,8 @@ def outdated(bench: Bench, index: Index, qid: str) -> dict[str, Any]:
 def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     l2 = number(params, "l2", 1.0, 1e-4, 1e4)
-    lam = number(params, "mmr", 1.0, 0.0, 1.0)
+    lam = setting(params, "mmr", "mmr.relevance", 1.0)
+    lam = 1.0 if lam is None else lam  # "off": relevance alone
     split = choice(params, "split", "both", ("both", "train", "test"))
     model, index = trained(bench, l2)
     table = []

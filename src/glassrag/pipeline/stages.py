@@ -15,8 +15,10 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.read.budget import BUDGETS
 from glassrag.rerank import RERANKERS, auto_reranker, chosen
 from glassrag.rerank.cap import CAPS
+from glassrag.rerank.matter import MATTER
 from glassrag.rerank.mmr import MMRS
 from glassrag.rerank.versions import VERSIONS
+from glassrag.rerank.window import WINDOWS
 from glassrag.retrieve import NEURAL, RETRIEVERS
 from glassrag.stage import Entry, Stage
 from glassrag.store.base import ChunkDocs, ChunkTexts, Index
@@ -26,8 +28,8 @@ __all__ = ["RERANKERS", "TABLES", "ChunkDocs", "ChunkTexts", "Stage", "Step", "a
 
 # every table of stages, by the kind of the stages its entries make, in the order they run
 TABLES: dict[str, Mapping[str, Entry]] = {
-    "retrieve": RETRIEVERS, "fuse": FUSERS, "versions": VERSIONS, "rerank": RERANKERS, "mmr": MMRS,
-    "cap": CAPS, "budget": BUDGETS,
+    "retrieve": RETRIEVERS, "fuse": FUSERS, "versions": VERSIONS, "filter": MATTER, "window": WINDOWS,
+    "rerank": RERANKERS, "mmr": MMRS, "cap": CAPS, "budget": BUDGETS,
 }
 
 
@@ -46,7 +48,8 @@ def after_retrieval(index: Index, config: Config, bm25: BM25) -> tuple[list[Step
     fused = config.retrieve.retrievers
     method, notes = chosen(config.rerank.method, index.extra.get("reranker"))
     wanted = [("fuse", config.fuse.method if len(fused) > 1 else None),
-              ("versions", "versions"), ("rerank", None if method == "none" else method), ("mmr", "mmr"),
+              ("versions", "versions"), ("filter", "matter"), ("window", "window"),
+              ("rerank", None if method == "none" else method), ("mmr", "mmr"),
               ("cap", "cap")]
     steps = []
     for kind, name in wanted:

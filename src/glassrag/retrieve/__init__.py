@@ -2,11 +2,12 @@
 
 A retriever meets the one stage contract (glassrag/stage.py: `name`, `kind`, `params()`,
 `run(query, inputs) -> StageOutput`; its inputs are empty) and adds `searched`, the number of
-chunks it scored; its output declares its score of any chunk when it has one (`scores`). Its `params()` hold every setting it reads,
-so a trace records them and the sweep's stage cache (glassrag/stage_cache.py) keys on them.
+chunks it scored; its output declares its score of any chunk when it has one (`scores`). Its
+`params()` hold every setting it reads, so a trace records them and the sweep's stage cache
+(glassrag/stage_cache.py) keys on them.
 
-BM25, BM25 with RM3 feedback, LSA and the pg-* retrievers (SQL over an index in PostgreSQL,
-glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS, one `Entry` each: how to
+BM25, BM25 with RM3 feedback, BM25 with a generator's words (retrieve/generated.py), LSA and
+the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS, one `Entry` each: how to
 make it, what its score is (`describe_score`, for the UI) and where it can run (`available`);
 a neural retriever exists for each embedding model an index was built with and is named
 after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError, UnknownNameError
 from glassrag.lexical.bm25 import BM25
-from glassrag.retrieve import bm25, lsa, neural, rm3
+from glassrag.retrieve import bm25, generated, lsa, neural, rm3
 from glassrag.retrieve import postgres as pg
 from glassrag.retrieve.base import Entry, Retriever
 from glassrag.retrieve.neural import NeuralRetriever
@@ -31,6 +32,7 @@ from glassrag.store.base import Index
 RETRIEVERS: dict[str, Entry] = {
     "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
     "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
+    **{name: Entry(generated.maker(name), generated.describe_score) for name in generated.PROMPTS},
     "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build),
     **{name: Entry(made, pg.describe_score, made.runs_on) for name, made in PG_RETRIEVERS.items()},
 }

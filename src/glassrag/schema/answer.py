@@ -197,6 +197,6 @@ class Answer(_Plain):
 
 # the kinds of stage that rank candidates (the last of them, before the gate, is the ranking
 # a run's `ranking` section and the gate's signals read)
-RANKING_KINDS = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap")
+RANKING_KINDS = ("retrieve", "fuse", "versions", "filter", "window", "rerank", "mmr", "cap")
 # the kinds whose scores are scores of relevance (not a reordering of someone else's)
-SCORING_KINDS = ("retrieve", "fuse", "rerank")
+SCORING_KINDS = ("retrieve", "fuse", "window", "rerank")

@@ -116,7 +116,7 @@ TERMS: dict[str, tuple[str, str]] = {
                 "this uneven. p-values are Holm-corrected across the metrics compared.",
                 "glassrag/evaluate/compare.py"),
     "loss cause": ("Where an answer was lost, the first stage at which it disappeared: cut, "
-                   "not retrieved, fused out, dropped as outdated, reranked out, capped out, "
+                   "not retrieved, fused out, dropped as outdated, filtered out, reranked out, capped out, "
                    "outside budget, ranked too low, gated, shown but not visible, answered "
                    "unanswerable.", "glassrag/evaluate/diagnose.py"),
 }
@@ -146,7 +146,8 @@ CAUSES: dict[str, str] = {
     "not retrieved": "no retriever had an answering chunk in its top N",
     "fused out": "an answering chunk was in a retriever's top k but fusion pushed it out",
     "dropped as outdated": "the versions stage demoted or dropped the answering chunk",
-    "reranked out": "the reranker (or MMR) moved the answering chunk out of the top k",
+    "filtered out": "the matter filter dropped the answering chunk as a reference list, link list or contents",
+    "reranked out": "the reranker (window scoring, MMR) moved the answering chunk out of the top k",
     "capped out": "the per-document cap removed the answering chunk",
     "outside budget": "the answering chunk did not fit the context budget",
     "ranked too low": "retrieved, but no stage ever put it in the top k",

@@ -1,0 +1,109 @@
+"""BM25 with words a generator writes for the question: three retrievers that ask the
+configured generator (`[generate] backend`: the bundled SmolLM2-135M, or an endpoint the user
+names) before searching, and search with its words beside the question's.
+
+    bm25-hyde       a hypothetical answer: a short passage as the documents might word it
+                    (HyDE, Gao et al. 2022), so an answer worded unlike the question can match
+    bm25-rewrite    the question rewritten as a search query: its key terms and their synonyms
+    bm25-decompose  the question split into the simpler questions it is made of, one a line
+
+The generated text is analysed like a question and mixed with it as RM3 mixes its feedback
+(retrieve/rm3.py):
+
+    w(t) = λ · P(t|Q) + (1 − λ) · P(t|G),      P(t|X) = count(t in X) / |X|
+
+and every chunk is scored by Σ_t w(t) · bm25(t, D) (λ is `retrieve.generated_weight`). The
+generation is greedy (temperature 0 unless set), so a question's words are the same every
+time; they are kept per question for the retriever's life and shown in the trace. Each
+question costs one generation: about 1 CPU s with the bundled model for 64 tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from glassrag.config import Config
+from glassrag.lexical.bm25 import BM25, top_k
+from glassrag.query import Query
+from glassrag.retrieve.base import hits_of
+from glassrag.retrieve.rm3 import RM3Retriever
+from glassrag.schema import Hit
+from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.store.base import Index
+
+PROMPTS = {
+    "bm25-hyde": "Write one short passage, of two or three sentences, that answers the question as a "
+                 "reference document would word it. Write only the passage.",
+    "bm25-rewrite": "Rewrite the question as a search query: its key terms and their common synonyms, "
+                    "separated by spaces. Write only the query.",
+    "bm25-decompose": "Split the question into the two or three simpler questions it is made of, one per "
+                      "line. Write only the questions.",
+}
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "BM25", (f"BM25 match strength of the question joined by the words a generator wrote for it "
+                    f"({name.removeprefix('bm25-')}): Σ w(t) · bm25(t, passage). Unbounded, on this index's "
+                    f"scale: compare it within one question, not across questions. {NOT_A_PROBABILITY}")
+
+
+class GeneratedRetriever(RM3Retriever):
+    """`name` is one of PROMPTS; the generator is made on the first question (the bundled model
+    loads in about a second), never for an index that only lists the retriever."""
+
+    kind = "retrieve"
+
+    def __init__(self, index: Index, config: Config, bm25: BM25, name: str) -> None:
+        super().__init__(index, config, bm25)
+        self.name = name
+        self.weight = config.retrieve.generated_weight
+        self.settings = config.generate
+        self.config = config
+        self.max_tokens = config.retrieve.generated_tokens
+        self._backend: Any = None
+        self._written: dict[str, str] = {}  # question -> the generated text
+
+    def params(self) -> dict[str, Any]:
+        g = self.settings
+        return {**self.bm25.params(), "generator": g.backend, "model": g.model, "prompt": PROMPTS[self.name],
+                "max_tokens": self.max_tokens, "temperature": g.temperature, "seed": g.seed,
+                "question_weight": self.weight, "depth": self.depth, "family": "lexical"}
+
+    def written(self, question: str) -> str:
+        """The generator's text for `question`, generated once."""
+        if question not in self._written:
+            if self._backend is None:
+                from glassrag.generate.backends import make_backend
+
+                self.config.check_user_only()  # a URL an index names is never contacted
+                g = self.settings
+                self._backend = make_backend(g.backend, g.model, g.timeout)
+            g = self.settings
+            messages = [{"role": "system", "content": PROMPTS[self.name]}, {"role": "user", "content": question}]
+            self._written[question] = self._backend.complete(messages, self.max_tokens, g.temperature, g.seed).text
+        return self._written[question]
+
+    def expansion(self, query: Query) -> dict[int, float]:
+        """term id -> w(t): the question's words and the generated words, mixed by λ."""
+        asked = self.bm25.term_ids(query.tokens)
+        wrote = self.bm25.term_ids(self.index.analyzer(self.written(query.question)))
+        weights: dict[int, float] = {}
+        for ids, share in ((asked, self.weight), (wrote, 1.0 - self.weight)):
+            for t in ids:  # a side with no indexed word adds nothing
+                weights[t] = weights.get(t, 0.0) + share / len(ids)
+        return weights
+
+    def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
+        weights = self.expansion(query)
+        idx, scores = top_k(self.expanded_scores(query, weights), self.depth)
+        text = " ".join(self.written(query.question).split())
+        return hits_of(self.index, self.name, idx, scores), [f"generated: {text[:300]}"]
+
+
+def maker(name: str) -> Any:
+    """The table's `make` for the retriever called `name`."""
+
+    def made(index: Index, config: Config, bm25: BM25) -> GeneratedRetriever:
+        return GeneratedRetriever(index, config, bm25, name)
+
+    return made

@@ -1,0 +1,68 @@
+"""BM25 with a generator's words (retrieve/generated.py): the mixed query is the formula worked
+by hand, the bundled SmolLM2 writes the words (greedy: the same twice), and an index cannot name
+an endpoint the question would be sent to."""
+
+from __future__ import annotations
+
+import pytest
+
+from glassrag.config import Config
+from glassrag.errors import ConfigError
+from glassrag.lexical.bm25 import BM25
+from glassrag.pipeline import Pipeline
+from glassrag.query import Query
+from glassrag.retrieve import RETRIEVERS, make_retriever
+from glassrag.retrieve.generated import PROMPTS, GeneratedRetriever
+
+
+def made(index, name: str = "bm25-hyde", **retrieve) -> GeneratedRetriever:
+    config = index.config.with_overrides(retrieve={"retrievers": [name], "observe": [], **retrieve})
+    bm25 = BM25(index.counts, config.bm25.k1, config.bm25.b)
+    return make_retriever(name, index, config, bm25)
+
+
+def test_each_prompt_is_a_retriever_of_the_table():
+    assert set(PROMPTS) <= set(RETRIEVERS)
+
+
+def test_the_mixed_query_is_the_formula_by_hand(index):
+    r = made(index, generated_weight=0.25)
+    question = Query("what does the tilt error mean", index.analyzer("what does the tilt error mean"))
+    r._written[question.question] = "the tilt sensor lost calibration, sensor calibration"  # a generator's words
+    asked = r.bm25.term_ids(question.tokens)
+    wrote = r.bm25.term_ids(index.analyzer("the tilt sensor lost calibration, sensor calibration"))
+    assert asked and wrote and set(wrote) - set(asked)
+    expected: dict[int, float] = {}
+    for t in asked:
+        expected[t] = expected.get(t, 0.0) + 0.25 / len(asked)
+    for t in wrote:
+        expected[t] = expected.get(t, 0.0) + 0.75 / len(wrote)
+    got = r.expansion(question)
+    assert got.keys() == expected.keys()
+    assert all(got[t] == pytest.approx(expected[t]) for t in got)
+    assert sum(got.values()) == pytest.approx(1.0)
+
+
+def test_words_the_index_lacks_add_nothing(index):
+    r = made(index)
+    question = Query("tilt sensor", index.analyzer("tilt sensor"))
+    r._written[question.question] = "zzzqx vvvqy"
+    assert sum(r.expansion(question).values()) == pytest.approx(0.5)
+
+
+def test_the_bundled_generator_writes_the_same_words_twice(index):
+    r = made(index, "bm25-rewrite", generated_tokens=24)
+    question = "What does E-4107 mean?"
+    first = Pipeline(index, r.config).run(question)
+    again = Pipeline(index, r.config).run(question)
+    trace = first.stage("bm25-rewrite")
+    assert trace.notes[0].startswith("generated: ") and len(trace.notes[0]) > len("generated: ")
+    assert trace.notes == again.stage("bm25-rewrite").notes
+    assert [h.chunk_id for h in trace.hits] == [h.chunk_id for h in again.stage("bm25-rewrite").hits]
+
+
+def test_an_endpoint_named_by_the_index_is_never_contacted(index):
+    config = index.config.updated({"generate": {"backend": "http://127.0.0.1:9/v1"}}, "index folder", "index")
+    config = config.with_overrides(retrieve={"retrievers": ["bm25-hyde"], "observe": []})
+    with pytest.raises(ConfigError, match="comes from the index"):
+        Pipeline(index, config).run("What does E-4107 mean?")
