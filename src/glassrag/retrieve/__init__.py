@@ -7,9 +7,9 @@ chunks it scored; its output declares its score of any chunk when it has one (`s
 (glassrag/stage_cache.py) keys on them.
 
 BM25, BM25 with RM3 feedback, BM25 with a generator's words (retrieve/generated.py), LSA and
-the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) are looked up by name in RETRIEVERS, one `Entry` each: how to
-make it, what its score is (`describe_score`, for the UI) and where it can run (`available`);
-a neural retriever exists for each embedding model an index was built with and is named
+the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) are looked
+up by name in RETRIEVERS, one `Entry` each: how to make it, what its score is (`describe_score`,
+for the UI) and where it can run (`available`); a neural retriever exists for each embedding model an index was built with and is named
 after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
 model, an embedder's vectors) builds it (`build`); `index_parts` says which an index built with
 given settings needs. Adding a retriever is one class and one entry here.
