@@ -36,11 +36,12 @@ def shown(arrows) -> list[str]:
 
 def test_the_analysis_reads_the_whole_package(imports, edges):
     """Guards the checks below against passing on nothing: the tree is found and its arrows are
-    seen, a function-level one among them (the pipeline imports the generator only when on)."""
+    seen, a function-level one among them (a generator backend is imported only when named)."""
     assert imports.SRC == SCRIPT.parents[1] / "src" / "glassrag"
     assert len(edges) > 150 and sum(map(len, edges.values())) > 500
     assert "glassrag.retrieve" in {a.target for a in edges["glassrag.pipeline.loop"]}
-    assert "glassrag.generate" in {a.target for a in edges["glassrag.pipeline.loop"]}
+    assert "glassrag.generate" in {a.target for a in edges["glassrag.pipeline.stages"]}
+    assert "glassrag.generate.local" in {a.target for a in edges["glassrag.generate.backends"]}
 
 
 def test_no_module_imports_itself_back_through_others(imports, edges):

@@ -20,6 +20,24 @@ def test_trace_has_every_stage_in_order(index):
         "rerank auto: no reranker trained for this index (glassrag rerank-train)")
 
 
+def test_everything_after_retrieval_is_the_configured_list_run_by_the_loop(index):
+    """Gate, budget, answer and reader are stages of the configured list (issue 29): the loop
+    runs the list and writes each trace from the stage's params and what its output declares
+    (the gate's signals); the budget reads the last ranking whatever the gate decides, the
+    answer and the reader read the budget."""
+    pipeline = Pipeline(index)
+    answer = pipeline.run("What does E-4107 mean?")
+    after = answer.trace[3:]
+    assert [(t.name, t.kind) for t in after] == [(s.stage.name, s.stage.kind) for s in pipeline.steps]
+    assert [t.kind for t in after] == ["fuse", "gate", "budget", "select", "read"]
+    for t, step in zip(after, pipeline.steps):
+        assert {k: v for k, v in t.params.items() if k != "signals"} == step.stage.params()
+    assert set(answer.stage("gate").params["signals"]) >= {"top:bm25", "top:fuse", "coverage", "agreement"}
+    assert answer.stage("budget").inputs == ("fuse",) and answer.stage("read").inputs == ("budget",)
+    assert answer.stage("gate").hits == answer.stage("fuse").hits  # not calibrated: passed on whole
+    assert answer.quote is not None and answer.stage("read").notes == (answer.quote.why,)
+
+
 def test_exact_identifier_beats_its_near_twin(index):
     answer = Pipeline(index).run("What does E-4107 mean?")
     assert answer.passage.locator == "§ 2.1 Sensor errors"

@@ -40,5 +40,6 @@ def test_every_entry_meets_the_contract(folder_index, kind, name, entry):
 
 def test_every_family_is_a_table():
     """The families the pipeline runs, each a table of entries (a new family is added here)."""
-    assert list(TABLES) == ["retrieve", "fuse", "versions", "filter", "window", "rerank", "mmr", "cap", "budget"]
+    assert list(TABLES) == ["retrieve", "fuse", "versions", "filter", "window", "rerank", "mmr", "cap", "gate",
+                            "budget", "select", "read", "generate"]
     assert all(TABLES[kind] for kind in TABLES)

@@ -3,32 +3,40 @@ the table entry that registers one.
 
 A stage is built from its settings by its table entry, and then
 
-    name: str          the trace's name for it ("bm25", "fuse", "rerank", "cap", "budget")
-    kind: str          what it does ("retrieve", "fuse", "versions", "rerank", "mmr", "cap", "budget")
+    name: str          the trace's name for it ("bm25", "fuse", "rerank", "gate", "answer", "read")
+    kind: str          what it does ("retrieve", "fuse", "versions", "rerank", "mmr", "cap", "gate",
+                       "budget", "select", "read", "generate")
     params() -> dict   every setting it reads, JSON-safe: the trace records it and the stage
-                       cache keys on it
+                       cache keys on it (or on `cache_params()`, when the trace records fewer)
     run(query, inputs) -> StageOutput
 
 `inputs` maps the name of each stage it reads to that stage's output, in order: nothing for a
 retriever (it starts from the analysed question), every fused retriever for fusion, the stage
-before it for the rest. The loop (glassrag/pipeline/loop.py) chooses the inputs, runs the stage
-and writes its trace; a stage never writes its own.
+before it for the rest; then the stages whose `decision` it consults (the answer and the reader
+consult the gate's, the generator the answer's). The loop (glassrag/pipeline/loop.py) chooses
+the inputs, runs the stage and writes its trace; a stage never writes its own.
+
+One stage reads more than outputs: the gate's signals read the trace so far (every retriever's
+top score, the last ranking). It says so with `reads_trace = True` and splits its run in two,
+`measure(query, trace)` (the signals, what the stage cache keeps under `measure_id()`) and
+`decided(inputs, measured) -> StageOutput`; `run(query, inputs, trace)` is the two in turn.
 
 Every family of stages is a table of `Entry`s looked up by name (RETRIEVERS, FUSERS, RERANKERS,
-and the one-entry tables of versions, MMR, the cap and the budget; glassrag/pipeline/stages.py
-lists them all in `TABLES`). An entry says how to make the stage from the settings, where it can
-run and what its score is, so the web asks the entry instead of deciding by a stage's name; a
-retriever that needs a part of its own in the index says how to build it, so the indexer asks the
-entry instead of testing the retrievers' names.
+and the one-entry tables of versions, the matter filter, window scoring, MMR, the cap, the gate,
+the budget, the answer, the reader and the generator; glassrag/pipeline/stages.py lists them all
+in `TABLES`). An entry says how to make the stage from the settings, where it can run and what
+its score is, so the web asks the entry instead of deciding by a stage's name; a retriever that
+needs a part of its own in the index says how to build it, so the indexer asks the entry instead
+of testing the retrievers' names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from glassrag.query import Query
-from glassrag.schema import Hit
+from glassrag.schema import Generation, Hit, Passage, Quote
 
 NOT_A_PROBABILITY = "Not a probability that the answer is right."
 
@@ -46,15 +54,59 @@ class ScoreSource:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """Whether a question is declined, and why (the gate's, or the answer's: the gate's and
+    "no passage matched any word of the question")."""
+
+    declined: bool
+    why: str
+
+    def outcome(self) -> tuple[bool, str]:
+        """What a stage that consults it may read: whether the question is declined, and why only
+        when it is (a passed question's reason changes nothing after it; the stage cache keys
+        what follows on this)."""
+        return self.declined, self.why if self.declined else ""
+
+
+@dataclass(frozen=True)
 class StageOutput:
     """What a stage passes on: its ranked hits, its notes for the trace, and what a later stage
-    may read beyond the list: `scores`, the stage's score of a chunk outside its list (a
-    retriever that scores every chunk declares it; weighted fusion reads it, and reads the
-    list's own scores when it is None)."""
+    may read beyond the list, each declared by the stage that makes it:
+
+    scores      the stage's score of a chunk outside its list (a retriever that scores every
+                chunk declares it; weighted fusion reads it, and reads the list's own scores
+                when it is None)
+    decision    the gate's decision, or the answer's (what the reader and the generator consult)
+    passages    the answer's passages, in rank order
+    quote       the reader's quote
+    generation  the generator's answer
+    traced      what the trace's params record of this question beside the stage's settings
+                (the gate's signals, the passages given to a model)
+    setup_ms    time the stage spent on what later questions do not pay again (a model loaded
+                for the first question): left out of the time its trace shows
+    """
 
     hits: tuple[Hit, ...] = ()
     notes: tuple[str, ...] = ()
     scores: ScoreSource | None = None
+    decision: Decision | None = None
+    passages: tuple[Passage, ...] | None = None
+    quote: Quote | None = None
+    generation: Generation | None = None
+    traced: Mapping[str, Any] = field(default_factory=dict)
+    setup_ms: float = 0.0
+
+
+def listed(inputs: Mapping[str, StageOutput]) -> StageOutput:
+    """The list a stage that consults a decision reads: its first input (an empty one when it
+    has none)."""
+    return next(iter(inputs.values()), StageOutput())
+
+
+def consulted(inputs: Mapping[str, StageOutput]) -> Decision:
+    """The decision a stage consults: the last input that carries one (passed, when none does)."""
+    found = [o.decision for o in inputs.values() if o.decision is not None]
+    return found[-1] if found else Decision(False, "")
 
 
 class Stage(Protocol):

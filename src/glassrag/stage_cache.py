@@ -7,8 +7,10 @@ The input key chains back to the question: a retriever's input is the question o
 index; the stages after retrieval chain from the keys of every retriever that ran (answering
 and observed) and the BM25 parameters (the reranker's features and the gate's signals read
 BM25 scores whichever retrievers answer); each later stage from the key of the stage before
-it. So a change of k1 re-runs BM25 and everything after it, never LSA; a change of the gate
-re-runs the gate and what follows it; the analysis of a question is done once per analyzer.
+it. So a change of k1 re-runs BM25 and everything after it, never LSA; a change of the gate's
+calibration decides again on the signals kept (the gate's measurement is cached apart from its
+decision, glassrag/gate/stage.py), and what follows is reused when the decision's outcome is the
+same; the analysis of a question is done once per analyzer.
 
 A stage may leave numbers in the question's cache (`Query.cached`: every chunk's BM25
 score, the dense vectors) for later stages to read; they are kept with its output and put

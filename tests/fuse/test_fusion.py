@@ -1,8 +1,9 @@
 import pytest
 
 from glassrag.errors import ConfigError, UnknownNameError
-from glassrag.fuse import make_fuser
+from glassrag.fuse import FUSERS, RRF, Weighted, make_fuser
 from glassrag.schema import Hit
+from glassrag.stage import Entry
 
 
 def hits(stage, ids_scores):
@@ -147,3 +148,17 @@ def test_defaults_names_and_messages():
     with pytest.raises(ConfigError) as info:
         make_fuser("weighted", weights=[1.0]).fuse(INPUTS)
     assert info.value.hint == "give one weight per retriever, in order"
+
+
+def test_make_fuser_finds_the_class_in_the_one_table(monkeypatch):
+    """A fusion added to FUSERS alone is made by name with explicit parameters: make_fuser
+    keeps no list of its own."""
+
+    class Flat(RRF):
+        def params(self):
+            return {**super().params(), "method": "flat"}
+
+    monkeypatch.setitem(FUSERS, "flat", Entry(Flat.configured))
+    made = make_fuser("flat", k=1)
+    assert type(made) is Flat and made.params() == {"method": "flat", "k": 1, "depth": 100}
+    assert type(make_fuser("weighted", weight=0.3)) is Weighted

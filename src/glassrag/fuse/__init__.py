@@ -19,10 +19,12 @@ FUSERS: dict[str, Entry] = {
 
 def make_fuser(method: str, **params: Any) -> RRF | Weighted:
     """Fusion `method` with explicit parameters (the benches' and tests' way; the pipeline
-    makes it from the settings through its entry)."""
+    makes it from the settings through its entry). Each entry's `make` is its class's
+    `configured`, so the class is found in the one table."""
     if method not in FUSERS:
         raise UnknownNameError("fusion method", method, list(FUSERS))
-    return {"rrf": RRF, "weighted": Weighted}[method](**params)
+    fusion: type[RRF] | type[Weighted] = FUSERS[method].make.__self__  # type: ignore[attr-defined]
+    return fusion(**params)
 
 
 __all__ = ["FUSERS", "RRF", "Weighted", "make_fuser"]

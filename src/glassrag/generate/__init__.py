@@ -1,26 +1,44 @@
 """Generation, after the budget and off by default: a model writes an answer from the
 passages the budget packed, each labelled by its document title and locator (prompt.py),
 through the bundled local model (local.py) or an OpenAI-compatible endpoint (endpoint.py).
-It never changes a ranking; the trace records the prompt, the passages given, tokens and
-time, and evaluate/grade.py scores the answer without a judge.
+It never changes a ranking; it is a stage (glassrag/stage.py) that reads the packed chunks and
+consults the answer's decision (a declined question gets no generation), and the loop's trace
+of it records the passages given, tokens and time; evaluate/grade.py scores the answer
+without a judge.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from glassrag.config import GenerateSettings
 from glassrag.errors import PromptRefused
 from glassrag.generate.backends import make_backend
 from glassrag.generate.base import Backend, Completion
 from glassrag.generate.prompt import given, messages
-from glassrag.schema import Chunk, Generation, Hit, StageTrace
+from glassrag.query import Query
+from glassrag.schema import Chunk, Generation, Hit
+from glassrag.stage import Entry, StageOutput, consulted, listed
 
 if TYPE_CHECKING:  # an annotation only: glassrag.store loads scipy, and `glassrag ask --help` imports
     from glassrag.store.base import Index  # this package for generate.labels' choices
 
 
 REFUSED = "prompt_refused"  # Generation.finish when the backend refused the prompt
+
+
+def made(index: Any, config: Any, bm25: Any) -> Generator | None:
+    """The generator of `[generate]`, or None when generation is off. The backend URL must be
+    the user's own: one an index names is never contacted."""
+    if not config.generate.enabled:
+        return None
+    config.check_user_only()
+    return Generator(index, config.generate)
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "generator", (f"The generator ranks nothing: {params.get('backend', 'a model')} writes an answer from "
+                         "the first packed passages, each labelled; its words are the model's, not the documents'.")
 
 
 class Generator:
@@ -43,7 +61,16 @@ class Generator:
         included, by (document, position)."""
         return {(c.doc_id, c.position): c for c in self.index.around(chunk.id, self.settings.expand)}
 
-    def run(self, question: str, packed: Sequence[Hit]) -> tuple[Generation, StageTrace]:
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
+        """An answer written from the packed chunks, unless the answer was declined."""
+        answer = consulted(inputs)
+        if answer.declined:
+            return StageOutput(notes=("not generated: " + (answer.why or "declined"),))
+        return self.write(query.question, listed(inputs).hits)
+
+    def write(self, question: str, packed: Sequence[Hit]) -> StageOutput:
+        """The generation from the first `passages` of `packed`, and what its trace records:
+        the passages given (not hits: this stage ranks nothing), tokens, a first load."""
         s = self.settings
         hits = packed[: s.passages] if s.passages else packed
         chunks = [self.index.chunk(h.chunk_id) for h in hits]
@@ -72,9 +99,11 @@ class Generator:
         if refused:
             notes[-1] = refused
         load_ms = getattr(self.backend, "load_ms", None)
-        if not loaded_before and load_ms is not None:
+        loaded = not loaded_before and load_ms is not None
+        if loaded:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
-        # the passages given are in the params, not hits: this stage ranks nothing
-        trace = StageTrace(self.name, self.kind, {**params, "given": [p.chunk_id for p in passages]}, ("budget",),
-                           (), len(packed), round(done.ms, 3), tuple(notes))
-        return generation, trace
+        return StageOutput(notes=tuple(notes), generation=generation, traced={"given": [p.chunk_id for p in passages]},
+                           setup_ms=float(load_ms) if loaded else 0.0)
+
+
+GENERATORS = {"generate": Entry(made, describe_score)}

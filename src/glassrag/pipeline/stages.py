@@ -1,6 +1,6 @@
-"""The configured list: which stages a question goes through, each made by its table's entry
-from the settings, and every table of stages by the kind of stage it makes (`TABLES`, what the
-contract test runs over and what the web asks to explain a stage of a trace).
+"""The configured list: which stages a question goes through after its retrievers, each made
+by its table's entry from the settings, and every table of stages by the kind of stage it makes
+(`TABLES`, what the contract test runs over and what the web asks to explain a stage of a trace).
 
 The stage contract itself is in glassrag/stage.py."""
 
@@ -11,8 +11,12 @@ from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.fuse import FUSERS
+from glassrag.gate.stage import GATES
+from glassrag.generate import GENERATORS
 from glassrag.lexical.bm25 import BM25
+from glassrag.present.answer import ANSWERS
 from glassrag.read.budget import BUDGETS
+from glassrag.read.extractive import READERS
 from glassrag.rerank import RERANKERS, auto_reranker, chosen
 from glassrag.rerank.cap import CAPS
 from glassrag.rerank.matter import MATTER
@@ -24,21 +28,42 @@ from glassrag.stage import Entry, Stage
 from glassrag.store.base import ChunkDocs, ChunkTexts, Index
 
 __all__ = ["RERANKERS", "TABLES", "ChunkDocs", "ChunkTexts", "Stage", "Step", "after_retrieval", "auto_reranker",
-           "entry_of"]
+           "configured", "entry_of"]
 
 # every table of stages, by the kind of the stages its entries make, in the order they run
 TABLES: dict[str, Mapping[str, Entry]] = {
     "retrieve": RETRIEVERS, "fuse": FUSERS, "versions": VERSIONS, "filter": MATTER, "window": WINDOWS,
-    "rerank": RERANKERS, "mmr": MMRS, "cap": CAPS, "budget": BUDGETS,
+    "rerank": RERANKERS, "mmr": MMRS, "cap": CAPS, "gate": GATES, "budget": BUDGETS, "select": ANSWERS,
+    "read": READERS, "generate": GENERATORS,
 }
 
 
 @dataclass(frozen=True)
 class Step:
-    """A stage in the configured list and the stages it reads (None: the one before it)."""
+    """A stage in the configured list, the stages whose lists it reads (None: the one before
+    it; the trace records them as its inputs) and those whose decision it consults besides."""
 
     stage: Stage
     reads: tuple[str, ...] | None = None
+    consults: tuple[str, ...] = ()
+
+
+def configured(index: Index, config: Config, bm25: BM25, every_signal: bool = False) -> tuple[list[Step], list[str]]:
+    """Every stage after the retrievers, in the order they run, and the notes of what was
+    decided for them: `after_retrieval`'s, then the gate (on the last ranking, and the trace so
+    far), the budget (the last ranking, whatever the gate decided), the answer and the reader
+    (the packed chunks; each consults the gate) and the generator when it is on (the packed
+    chunks; it consults the answer). `every_signal`: the gate measures every signal (calibration)."""
+    steps, notes = after_retrieval(index, config, bm25)
+    ranked = (steps[-1].stage.name if steps else config.retrieve.retrievers[0],)
+    gate = TABLES["gate"]["gate"].make(index, config, bm25, every_signal=every_signal)
+    steps.append(Step(gate, ranked))
+    for kind, name, consults in (("budget", "budget", ()), ("select", "answer", ("gate",)),
+                                 ("read", "read", ("gate",)), ("generate", "generate", ("answer",))):
+        stage = TABLES[kind][name].make(index, config, bm25)
+        if stage is not None:
+            steps.append(Step(stage, ranked if kind == "budget" else ("budget",), consults))
+    return steps, notes
 
 
 def after_retrieval(index: Index, config: Config, bm25: BM25) -> tuple[list[Step], list[str]]:

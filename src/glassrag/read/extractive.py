@@ -7,16 +7,21 @@ one of prose, whole (read/quotable.py): never code or a table header, hard wraps
 The threshold is calibrated on the train split by `glassrag calibrate` (highest reader
 accuracy); the reader cannot be right more often than the budget holds an answer:
 accuracy ≤ recall at the budget.
+
+`Reading` is the reader as a stage: it reads the packed chunks and consults the gate's
+decision (a declined question is not read).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from glassrag.query import Query
 from glassrag.read.quotable import quotable_sentences
 from glassrag.schema import Quote
+from glassrag.stage import Entry, StageOutput, consulted, listed
 
 
 # chunk texts whose quotable sentences are kept: a chunk's sentences and their terms are the
@@ -54,3 +59,37 @@ class ExtractiveReader:
             return Quote(sentence, chunk_id, cov, False,
                          f"best coverage {cov:.2f} is below the threshold {self.threshold:.2f}: not found")
         return Quote(sentence, chunk_id, cov, True, f"coverage {cov:.2f}", a, b)
+
+
+def made(index: Any, config: Any, bm25: Any) -> Reading:
+    """The reader with the threshold `glassrag calibrate` chose for this index (0.5 before)."""
+    threshold = float((index.extra.get("reader") or {}).get("threshold", 0.5))
+    return Reading(ExtractiveReader(index.analyzer, threshold), lambda chunk_id: index.chunk(chunk_id).text)
+
+
+class Reading:
+    name = "read"
+    kind = "read"
+
+    def __init__(self, reader: ExtractiveReader, text: Callable[[str], str]) -> None:
+        self.reader = reader
+        self.text = text  # chunk id -> its text
+
+    def params(self) -> dict[str, Any]:
+        return self.reader.params()
+
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
+        if consulted(inputs).declined:
+            quote = Quote("", "", 0.0, False, "not read: the gate declined")
+        else:
+            quote = self.reader.read(set(query.tokens), [(h.chunk_id, self.text(h.chunk_id))
+                                                         for h in listed(inputs).hits])
+        return StageOutput(notes=(quote.why,), quote=quote)
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "reader", (f"The reader ranks nothing: it quotes the packed context's sentence that covers most of "
+                      f"the question's terms, when that share reaches {params.get('threshold', 0.5)}.")
+
+
+READERS = {"read": Entry(made, describe_score)}
