@@ -44,7 +44,7 @@ SWITCHED_ON: dict[str, Any] = {
     "generate": lambda name: {"generate": {"enabled": True, "max_tokens": 8}},
 }
 # the kinds whose hits the stage ranks itself, 1, 2, …
-RANKED_HERE = ("retrieve", "fuse", "versions", "rerank", "mmr", "cap", "budget", "select")
+RANKED_HERE = ("retrieve", "fuse", "versions", "filter", "window", "rerank", "mmr", "cap", "budget", "select")
 PASSED = {"decision": Decision(False, "passed: the contract's gate")}
 # a learned reranker's model with every weight equal: what the contract needs, no training
 FLAT_MODEL = {"features": list(FEATURES), "mean": [0.0] * len(FEATURES), "std": [1.0] * len(FEATURES),
