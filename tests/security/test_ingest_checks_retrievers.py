@@ -24,7 +24,7 @@ def test_ingest_refuses_retrievers_the_index_cannot_run(tmp_path: Path, corpus: 
     assert main(["ingest", str(corpus), "--index", str(index), "--config", str(config)]) == 2
     said = capsys.readouterr().err
     assert named in " ".join(said.split())
-    assert "this index can run: bm25, bm25-rm3, lsa" in said
+    assert "this index can run: bm25, bm25-rm3, bm25-hyde, bm25-rewrite, bm25-decompose, lsa" in " ".join(said.split())
     assert "pg-bm25," not in said  # a folder index is not offered PostgreSQL's retrievers
     assert not (index / "CURRENT").exists()  # nothing was written
 

@@ -149,7 +149,7 @@ def test_two_runs_and_their_paired_test(make_client, index_copy: Path):
 
 
 @pytest.mark.parametrize("url, words", [
-    ("/lab/losses.json?budget=5", "out of range"),
+    ("/lab/losses.json?budget=5", "outside what this exhibit computes"),
     ("/lab/losses.json?gate=maybe", "on, off"),
     ("/lab/losses.json?a=nope&b=nope", "not one of your runs"),
     ("/lab/rerank.json?l2=-1", "out of range"),
