@@ -44,7 +44,8 @@ def matter(chunk: Chunk) -> str | None:
     """Which rule calls `chunk` matter ("heading", "citations", "contents"), or None."""
     heading = chunk.heading_path[-1].strip() if chunk.heading_path else ""
     text = chunk.text.lstrip()
-    if _HEADING.match(heading) and len(heading) <= 40 or _HEADING.match(text[:40]) and _first_line_short(text):
+    named = bool(_HEADING.match(heading)) and len(heading) <= 40
+    if named or (_HEADING.match(text[:40]) and _first_line_short(text)):
         return "heading"
     words = len(text.split())
     if words and len(_MARK.findall(text)) / words >= CITED:

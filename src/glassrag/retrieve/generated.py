@@ -57,14 +57,13 @@ class GeneratedRetriever(RM3Retriever):
         super().__init__(index, config, bm25)
         self.name = name
         self.weight = config.retrieve.generated_weight
-        self.settings = config.generate
         self.config = config
         self.max_tokens = config.retrieve.generated_tokens
         self._backend: Any = None
         self._written: dict[str, str] = {}  # question -> the generated text
 
     def params(self) -> dict[str, Any]:
-        g = self.settings
+        g = self.config.generate
         return {**self.bm25.params(), "generator": g.backend, "model": g.model, "prompt": PROMPTS[self.name],
                 "max_tokens": self.max_tokens, "temperature": g.temperature, "seed": g.seed,
                 "question_weight": self.weight, "depth": self.depth, "family": "lexical"}
@@ -72,13 +71,12 @@ class GeneratedRetriever(RM3Retriever):
     def written(self, question: str) -> str:
         """The generator's text for `question`, generated once."""
         if question not in self._written:
+            g = self.config.generate
             if self._backend is None:
                 from glassrag.generate.backends import make_backend
 
                 self.config.check_user_only()  # a URL an index names is never contacted
-                g = self.settings
                 self._backend = make_backend(g.backend, g.model, g.timeout)
-            g = self.settings
             messages = [{"role": "system", "content": PROMPTS[self.name]}, {"role": "user", "content": question}]
             self._written[question] = self._backend.complete(messages, self.max_tokens, g.temperature, g.seed).text
         return self._written[question]
