@@ -3,12 +3,32 @@ scores an input declares (glassrag/stage.py `StageOutput.scores`) or its list te
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Mapping, Sequence
 
 from glassrag.schema import Hit
 from glassrag.stage import ScoreSource, StageOutput
 
-__all__ = ["ScoreSource", "collect", "listed_scores", "ranked", "sources"]
+__all__ = ["Fuser", "ScoreSource", "collect", "listed_scores", "ranked", "sources"]
+
+
+@dataclass
+class Fuser:
+    """What every fusion method is as a stage: the stage "fuse", whose params are its method's
+    name and its fields (the settings it was made with), in their declared order."""
+
+    name: ClassVar[str] = "fuse"
+    kind: ClassVar[str] = "fuse"
+    method: ClassVar[str]
+
+    @classmethod
+    def configured(cls, index: Any, config: Any, bm25: Any) -> Any:
+        """Made from the `[fuse]` settings named as its fields, over retrieve.depth hits."""
+        given = {f.name: getattr(config.fuse, f.name) for f in fields(cls) if hasattr(config.fuse, f.name)}
+        return cls(**given, depth=config.retrieve.depth)
+
+    def params(self) -> dict[str, Any]:
+        return {"method": self.method, **asdict(self)}
 
 
 def listed_scores(hits: Sequence[Hit]) -> ScoreSource:

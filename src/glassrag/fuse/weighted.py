@@ -16,41 +16,29 @@ With two inputs `weight` is w for the first and 1 - w for the second; with more,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import ScoreSource, collect, ranked, sources
+from glassrag.fuse.base import Fuser, ScoreSource, collect, ranked, sources
 from glassrag.fuse.normalize import min_max
 from glassrag.query import Query
 from glassrag.schema import Hit
 from glassrag.stage import NOT_A_PROBABILITY, StageOutput
 
 
-def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    return "fusion", ("Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
-                      f"question's list): a relative match strength. {NOT_A_PROBABILITY}")
+@dataclass
+class Weighted(Fuser):
+    method = "weighted"
+    weight: float = 0.5
+    depth: int = 100
+    weights: list[float] | None = None
 
-
-class Weighted:
-    name = kind = "fuse"
-
-    def __init__(self, weight: float = 0.5, depth: int = 100,
-                 weights: list[float] | None = None) -> None:
-        if not 0.0 <= weight <= 1.0:
-            raise ConfigError(f"fusion weight must be in [0, 1], got {weight}")
-        self.weight = weight
-        self.depth = depth
-        self.weights = weights
-
-    @classmethod
-    def configured(cls, index: Any, config: Any, bm25: Any) -> Weighted:
-        return cls(weight=config.fuse.weight, depth=config.retrieve.depth)
-
-    def params(self) -> dict[str, Any]:
-        return {"method": "weighted", "weight": self.weight, "depth": self.depth,
-                "weights": self.weights}
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.weight <= 1.0:
+            raise ConfigError(f"fusion weight must be in [0, 1], got {self.weight}")
 
     def input_weights(self, n: int) -> list[float]:
         if self.weights is not None:
@@ -96,3 +84,8 @@ class Weighted:
         """Fuses its inputs' lists, reading each input's declared scores (`sources`)."""
         return StageOutput(tuple(self.fuse({name: list(out.hits) for name, out in inputs.items()},
                                            sources(inputs))))
+
+
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    return "fusion", ("Weighted fusion of each retriever's min-max-normalised score (0 to 1 within this "
+                      f"question's list): a relative match strength. {NOT_A_PROBABILITY}")
