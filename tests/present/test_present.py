@@ -142,3 +142,28 @@ def test_a_clause_ends_a_run_and_at_most_six_words_are_marked():
 
 def test_nothing_new_marks_nothing():
     assert _marked("tilt sensor calibration", "Tilt sensor calibration.") == []
+
+
+def test_neighbours_show_the_document_around_a_passage_cited_where_the_window_opens(index):
+    """answer.neighbours: the passage is its document's text from the chunk before to the chunk
+    after; the window lands on the best sentence even in a neighbour, and the citation is that
+    neighbour's section, while the passage stays the chunk that was ranked."""
+    from glassrag.present.answer import Select
+
+    sensor = next(c for c in index.chunks if c.locator == "§ 2.1 Sensor errors")
+    power = next(c for c in index.chunks if c.locator == "§ 2.2 Power errors")
+    question = "Which code says the battery is below ten percent?"
+    terms = set(A(question))
+    shown = Select(index, 5, 60, neighbours=1).passage(Hit(sensor.id, 1.0, 1, "x"), 1, terms, question)
+    doc = index.documents[sensor.doc_id]
+    around = index.around(sensor.id, 1)
+    assert [c.position for c in around] == [2, 3, 4]
+    assert shown.text == doc.text[around[0].start:around[-1].end]
+    assert shown.excerpt == shown.text[shown.excerpt_start:shown.excerpt_start + len(shown.excerpt)]
+    assert "battery is below ten percent" in shown.excerpt
+    assert shown.locator == power.locator and shown.chunk_id == sensor.id
+    alone = Select(index, 5, 60).passage(Hit(sensor.id, 1.0, 1, "x"), 1, terms, question)
+    assert alone.text == sensor.text and alone.locator == sensor.locator
+    assert "battery" not in alone.excerpt
+    assert Select(index, 5, 60, neighbours=1).params() == {"k": 5, "neighbours": 1}
+    assert Select(index, 5, 60).params() == {"k": 5}

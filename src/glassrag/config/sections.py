@@ -260,6 +260,9 @@ class AnswerSettings:
     excerpt_chars: int = setting(720, "longest excerpt shown of a passage",
                                  "not measured: about 120 words, a search-result snippet; answer-visible@5 "
                                  "(docs/measurements.md) counts only answers inside it", low=40, high=1_000_000)
+    neighbours: int = setting(0, "chunks shown on each side of a passage: its document's text from the first to "
+                              "the last, the excerpt window chosen in it (0: the chunk alone)",
+                              "experiment neighbours-shown", low=0, high=10)
     budget_words: int = setting(1000, "context budget: words of the best chunks packed for the reader",
                                 "k = 5 chunks of up to 200 words", low=1, high=10_000_000)
 

@@ -26,26 +26,29 @@ Excerpt = tuple[int, int, tuple[tuple[int, int], ...]]
 
 
 def made(index: Any, config: Any, bm25: Any) -> Select:
-    return Select(index, config.answer.k, config.answer.excerpt_chars)
+    return Select(index, config.answer.k, config.answer.excerpt_chars, config.answer.neighbours)
 
 
 class Select:
-    """The passages shown: the first k packed chunks, excerpted and marked."""
+    """The passages shown: the first k packed chunks, excerpted and marked; with `neighbours`,
+    each chunk is shown within its document's text from `neighbours` chunks before it to as many
+    after, and cited by the locator of the chunk where the shown window begins."""
 
     name = "answer"
     kind = "select"
 
-    def __init__(self, index: Any, k: int, excerpt_chars: int) -> None:
+    def __init__(self, index: Any, k: int, excerpt_chars: int, neighbours: int = 0) -> None:
         self.index = index
         self.k = k
         self.excerpt_chars = excerpt_chars
+        self.neighbours = neighbours
 
     def params(self) -> dict[str, Any]:
-        return {"k": self.k}
+        return {"k": self.k, **({"neighbours": self.neighbours} if self.neighbours else {})}
 
     def cache_params(self) -> dict[str, Any]:
         """The trace records k; the excerpts shown also depend on their length."""
-        return {"k": self.k, "excerpt_chars": self.excerpt_chars}
+        return {**self.params(), "excerpt_chars": self.excerpt_chars}
 
     def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
         gate = consulted(inputs)
@@ -63,9 +66,11 @@ class Select:
     def passage(self, hit: Hit, rank: int, terms: set[str], question: str) -> Passage:
         chunk = self.index.chunk(hit.chunk_id)
         doc = self.index.documents[chunk.doc_id]
-        text = chunk.text
+        around = self.index.around(chunk.id, self.neighbours) if self.neighbours else [chunk]
+        text = doc.text[around[0].start:around[-1].end] if self.neighbours else chunk.text
         start, end, marks = excerpt(text, frozenset(terms), question, self.excerpt_chars, self.index.analyzer)
-        return Passage(chunk.id, doc.id, doc.title, chunk.locator, text, hit.score, rank,
+        where = next((c for c in reversed(around) if c.start - around[0].start <= start), chunk)
+        return Passage(chunk.id, doc.id, doc.title, where.locator, text, hit.score, rank,
                        text[start:end], start, marks)
 
 
