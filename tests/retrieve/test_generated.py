@@ -66,3 +66,35 @@ def test_an_endpoint_named_by_the_index_is_never_contacted(index):
     config = config.with_overrides(retrieve={"retrievers": ["bm25-hyde"], "observe": []})
     with pytest.raises(ConfigError, match="comes from the index"):
         Pipeline(index, config).run("What does E-4107 mean?")
+
+
+def test_offered_only_where_the_bundled_generator_can_run(index, monkeypatch):
+    """A base install (no llama-cpp-python) was offered bm25-hyde in the web's form, which then
+    failed on the first question; hiding the package as an install without it does."""
+    import importlib.util
+
+    from glassrag.retrieve import offered
+    from glassrag.retrieve import generated
+
+    installed = importlib.util.find_spec("llama_cpp") is not None
+    assert generated.can_generate(index) == installed
+    assert ("bm25-hyde" in offered(index)) == installed
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    assert not generated.can_generate(index)
+    assert not set(PROMPTS) & set(offered(index)) and "bm25" in offered(index)
+
+
+def test_a_retriever_keeps_the_last_questions_words_only(index, monkeypatch):
+    from glassrag.retrieve import generated
+
+    class Echo:  # stands in for the model: what is tested is which questions are kept
+        def complete(self, messages, max_tokens, temperature, seed):
+            return type("Done", (), {"text": messages[-1]["content"]})()
+
+    monkeypatch.setattr(generated, "WRITTEN_KEPT", 2)
+    r = made(index)
+    r._backend = Echo()
+    for q in ("one", "two", "three"):
+        assert r.written(q) == q
+    assert list(r._written) == ["two", "three"]

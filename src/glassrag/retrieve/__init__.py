@@ -32,7 +32,8 @@ from glassrag.store.base import Index
 RETRIEVERS: dict[str, Entry] = {
     "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
     "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
-    **{name: Entry(generated.maker(name), generated.describe_score) for name in generated.PROMPTS},
+    **{name: Entry(generated.maker(name), generated.describe_score, available=generated.can_generate)
+       for name in generated.PROMPTS},
     "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build),
     **{name: Entry(made, pg.describe_score, made.runs_on) for name, made in PG_RETRIEVERS.items()},
 }

@@ -20,6 +20,7 @@ question costs one generation: about 1 CPU s with the bundled model for 64 token
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Mapping
 
 from glassrag.config import Config
@@ -41,6 +42,20 @@ PROMPTS = {
 }
 
 
+# questions whose generated words a retriever keeps (one generation each, about 1 CPU s)
+WRITTEN_KEPT = 4096
+
+
+def can_generate(index: Index) -> bool:
+    """Whether the bundled generator can run here: llama-cpp-python and the model's package are
+    installed. The web's form offers these retrievers only then; an endpoint is a user's own
+    `--config` setting, which neither an index nor the form can name."""
+    from glassrag.generate.local import BUNDLED
+
+    return all(importlib.util.find_spec(package) is not None
+               for package in ("llama_cpp", *(entry[0] for entry in BUNDLED.values())))
+
+
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return "BM25", (f"BM25 match strength of the question joined by the words a generator wrote for it "
                     f"({name.removeprefix('bm25-')}): Σ w(t) · bm25(t, passage). Unbounded, on this index's "
@@ -60,7 +75,7 @@ class GeneratedRetriever(RM3Retriever):
         self.config = config
         self.max_tokens = config.retrieve.generated_tokens
         self._backend: Any = None
-        self._written: dict[str, str] = {}  # question -> the generated text
+        self._written: dict[str, str] = {}  # question -> the generated text, the last WRITTEN_KEPT
 
     def params(self) -> dict[str, Any]:
         g = self.config.generate
@@ -78,7 +93,10 @@ class GeneratedRetriever(RM3Retriever):
                 self.config.check_user_only()  # a URL an index names is never contacted
                 self._backend = make_backend(g.backend, g.model, g.timeout)
             messages = [{"role": "system", "content": PROMPTS[self.name]}, {"role": "user", "content": question}]
-            self._written[question] = self._backend.complete(messages, self.max_tokens, g.temperature, g.seed).text
+            text = self._backend.complete(messages, self.max_tokens, g.temperature, g.seed).text
+            if len(self._written) >= WRITTEN_KEPT:  # oldest out
+                del self._written[next(iter(self._written))]
+            self._written[question] = text
         return self._written[question]
 
     def expansion(self, query: Query) -> dict[int, float]:
