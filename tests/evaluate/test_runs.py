@@ -204,6 +204,11 @@ def test_compare_refuses_another_format(index):
     (lambda d: {**d, "ranking": [1]}, "'ranking' should be"),
     (lambda d: {**d, "stages": {"bm25": [1]}}, "stage 'bm25'"),
     (lambda d: {**d, "k": "5"}, "'k' should be"),
+    # a record's ranking row is read as (chunk, document, score): a row of another length is refused
+    (lambda d: {**d, "questions": [{**d["questions"][0], "ranking": [["c", "d"]]}]},
+     re.escape("run.questions[0].ranking[0] should be [chunk id, document id, score], not a list of 2")),
+    (lambda d: {**d, "questions": [{**d["questions"][0], "ranking": [["c", "d", None]]}]},
+     re.escape("run.questions[0].ranking[0][2] should be a number, not null")),
     # the web's fuzzer found these gave a 500 on /analytics (compare.py reads the ids)
     (lambda d: {**d, "gate": {**d["gate"], "offtopic": ["q1"]}}, "'gate.offtopic' should be"),
     (lambda d: {**d, "gate": {**d["gate"], "offtopic": {"asked": True}}}, "'gate.offtopic' should be"),
