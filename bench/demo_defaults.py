@@ -31,6 +31,7 @@ from glassrag.evaluate.runs import evaluate, interval
 from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
+from glassrag.schema import QuestionRecord
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from common import save  # noqa: E402
@@ -121,11 +122,11 @@ def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cross_validated(index: Any, config: Config, questions: list) -> list[dict[str, Any]]:
+def cross_validated(index: Any, config: Config, questions: list) -> list[QuestionRecord]:
     """Question records of FOLDS held-out folds, each measured with what was fitted on the others."""
     order = sorted(questions, key=lambda q: q.id)
     random.Random(0).shuffle(order)
-    records: list[dict[str, Any]] = []
+    records: list[QuestionRecord] = []
     for f in range(FOLDS):
         held = order[f::FOLDS]
         fit = [q for q in order if q not in held]
@@ -136,13 +137,17 @@ def cross_validated(index: Any, config: Config, questions: list) -> list[dict[st
         if config.gate.enabled:
             gate, reader = calibrate_index(fold, config, fit, config.gate.rule, "cv")
             fold.extra.update(gate=gate, reader=reader)
-        records += [dict(r, metrics={**r["metrics"]["ranking"], **r["metrics"]["answer"]})
-                    for r in evaluate(Pipeline(fold, config), held).questions]
+        records += evaluate(Pipeline(fold, config), held).questions
     return records
 
 
-def pooled(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    return interval(name, [r["metrics"][name] for r in records if name in r.get("metrics", {})])
+def merged(r: QuestionRecord) -> dict[str, float]:
+    """A record's metrics of the ranking and of the answer under one name each, the answer's first."""
+    return {**r.metrics["ranking"], **r.metrics["answer"]}
+
+
+def pooled(records: list[QuestionRecord], name: str) -> dict[str, Any]:
+    return interval(name, [merged(r)[name] for r in records if name in merged(r)])
 
 
 def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dict[str, Any]:
@@ -153,20 +158,20 @@ def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dic
         _cache[key] = build_index([demo_docs()], index_config)[0]
     if cv:
         records = cross_validated(_cache[key], config, questions)
-        answerable = [r for r in records if r["answerable"]]
+        answerable = [r for r in records if r.answerable]
         result = {name: pooled(records, name) for name in
                   ("answer_visible@5", "hit@5", "mrr@10", "source_recall@5",
                    "declined_unanswerable", "declined_answerable")}
-        ok = [float(r["visible"] and not r["declined"]) for r in answerable]
-        declined = [r["metrics"]["declined_unanswerable"] for r in records if not r["answerable"]]
+        ok = [float(bool(r.visible) and not r.declined) for r in answerable]
+        declined = [r.metrics["answer"]["declined_unanswerable"] for r in records if not r.answerable]
         result["balanced"] = {"value": (sum(ok) / len(ok) + sum(declined) / len(declined)) / 2}
-        result["intact"] = sum(r["intact"] for r in answerable) / len(answerable)
+        result["intact"] = sum(bool(r.intact) for r in answerable) / len(answerable)
         result["chunks"] = len(_cache[key].chunks)
         return result
     run = evaluate(Pipeline(_cache[key], config), questions)
     m = {**run.ranking.metrics, **run.answer.metrics}
-    answerable = [r for r in run.questions if r["answerable"]]
-    intact = sum(r["intact"] for r in answerable) / len(answerable)
+    answerable = [r for r in run.questions if r.answerable]
+    intact = sum(bool(r.intact) for r in answerable) / len(answerable)
     return {"answer_visible@5": m["answer_visible@5"], "hit@5": m["hit@5"], "mrr@10": m["mrr@10"],
             "source_recall@5": m["source_recall@5"], "intact": intact,
             "chunks": len(_cache[key].chunks)}

@@ -158,9 +158,9 @@ def test_run(index: Any, questions: list, rule: str, cost: float) -> dict[str, A
     fitted.extra.update(gate=gate, reader=reader)
     run = evaluate(Pipeline(fitted, config), [q for q in questions if q.split == "test"])
     k = run.k
-    found = [r["gate_signals"] for r in run.questions if r["answerable"] and r["gate_signals"]
-             and r["metrics"]["ranking"].get(f"hit@{k}")]
-    neg = [r["gate_signals"] for r in run.questions if not r["answerable"] and r["gate_signals"]]
+    found = [r.gate_signals for r in run.questions if r.answerable and r.gate_signals
+             and r.metric("ranking", f"hit@{k}")]
+    neg = [r.gate_signals for r in run.questions if not r.answerable and r.gate_signals]
     score = gate["score"]
     test_auroc = auroc([value(score, s) for s in found], [value(score, s) for s in neg]) if found and neg else None
     m = {**{f"ranking {n}": v["value"] for n, v in run.ranking.metrics.items()},

@@ -91,10 +91,10 @@ def main() -> None:
                            for r in rows if r["metric"].startswith("generation ")]
     # the first six answers, and every answer in which a citation, a leaked tag or a
     # foreign citation was found (the evidence behind those rates)
-    examples = {name: [{"id": r["id"], "answerable": r["answerable"], "text": r["generation"]["text"],
-                        "found": r["generation"]["found"]}
-                       for i, r in enumerate(q for q in run.questions if q.get("generation"))
-                       if i < 6 or any(r["generation"]["found"].values())] for name, run in runs.items()}
+    examples = {name: [{"id": r.id, "answerable": r.answerable, "text": r.generation["text"],
+                        "found": r.generation["found"]}
+                       for i, r in enumerate(q for q in run.questions if q.generation)
+                       if i < 6 or any(r.generation["found"].values())] for name, run in runs.items()}
     result = {"corpus": args.corpus, "code_version": code_version(), "versions": versions(), "questions": len(test),
               "settings": SETTINGS, "seconds": seconds,
               "scores": {name: run.generation.metrics for name, run in runs.items()},

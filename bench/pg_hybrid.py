@@ -52,12 +52,12 @@ def corpus(name: str) -> tuple[Path, Path]:
 def stage_rows(run, questions: int) -> dict[str, dict]:
     out = {}
     for stage, metrics in run.stages.items():
-        records = [r["stages"][stage] for r in run.questions if stage in r["stages"]]
-        if not records or records[0]["kind"] not in ("retrieve", "observe", "fuse"):
+        records = [r.stages[stage] for r in run.questions if stage in r.stages]
+        if not records or records[0].kind not in ("retrieve", "observe", "fuse"):
             continue
         out[stage] = {**{m: round(metrics[m]["value"], 4) for m in METRICS if m in metrics},
-                      "empty": sum(1 for r in records if not r["top"]),
-                      "ms": round(sum(r["ms"] for r in records) / len(records), 2)}
+                      "empty": sum(1 for r in records if not r.top),
+                      "ms": round(sum(r.ms for r in records) / len(records), 2)}
     return out
 
 
@@ -65,10 +65,10 @@ def hnsw_recall(run) -> float:
     """Of exact pgvector's top 10 over all questions, the share pg-hnsw's top 10 holds."""
     found = total = 0
     for r in run.questions:
-        exact, approx = r["stages"].get("pg-dense"), r["stages"].get("pg-hnsw")
+        exact, approx = r.stages.get("pg-dense"), r.stages.get("pg-hnsw")
         if exact and approx:
-            found += len(set(exact["top"][:10]) & set(approx["top"][:10]))
-            total += len(exact["top"][:10])
+            found += len(set(exact.top[:10]) & set(approx.top[:10]))
+            total += len(exact.top[:10])
     return round(found / total, 4) if total else float("nan")
 
 

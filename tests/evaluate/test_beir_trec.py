@@ -45,7 +45,7 @@ def test_beir_metrics_equal_pytrec_eval(tmp_path: Path):
     assert len(index.chunks) == len(index.documents)  # one chunk per BEIR document
     questions = load_beir_questions(folder, "test")
     run = evaluate(Pipeline(index), questions)
-    write_run(run.to_dict(), tmp_path / "run.trec", level="doc")
+    write_run(run.questions, tmp_path / "run.trec", level="doc")
     write_qrels(questions, tmp_path / "qrels.trec", level="doc")
     trec_run = read_run(tmp_path / "run.trec")
     qrels = read_qrels(tmp_path / "qrels.trec")
@@ -70,7 +70,7 @@ def test_query_id_equal_to_a_document_id_is_dropped(tmp_path: Path):
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n7\t8\t1\n")
     index, _ = build_index([folder], Config().with_overrides(lsa={"dim": 2}))
     run = evaluate(Pipeline(index), load_beir_questions(folder))
-    assert [d for _, d, _ in run.questions[0]["ranking"]] == ["8"]
+    assert [d for _, d, _ in run.questions[0].ranking] == ["8"]
     assert run.answer.metrics["hit@1"]["value"] == 1.0 == run.ranking.metrics["hit@1"]["value"]
 
 

@@ -9,7 +9,7 @@ import pytest
 from glassrag.errors import RunFileError
 from glassrag.evaluate.compare import (compare_runs, dense_metrics, dense_question_metrics,
                                        settings_changed)
-from glassrag.schema import MCNEMAR, RUN_FORMAT, RUN_FORMAT_VERSION, Run, flat_spec
+from glassrag.schema import MCNEMAR, RUN_FORMAT, RUN_FORMAT_VERSION, QuestionRecord, Run, flat_spec
 from glassrag.stats import paired_randomization
 
 
@@ -207,10 +207,14 @@ def test_which_metrics_are_compared_by_mcnemar(metric: str, binary: bool):
 def test_a_dense_stage_is_compared_on_its_own_figures():
     stages = {"lsa": {"family": "dense", "kind": "observe", "top_score": 0.5},
               "bm25": {"family": "lexical", "kind": "retrieve", "top_score": 7.0}}
-    empty = {"lsa": {"family": "dense", "kind": "observe", "top_score": None}, "bm25": "not a stage"}
-    assert dense_question_metrics({"stages": stages}) == {"lsa vector_hit": 1.0, "lsa mean_top_similarity": 0.5}
-    assert dense_question_metrics({"stages": empty}) == {"lsa vector_hit": 0.0, "lsa mean_top_similarity": 0.0}
-    assert dense_question_metrics({}) == {}
+    empty = {"lsa": {"family": "dense", "kind": "observe", "top_score": None}}
+
+    def record(stages: dict[str, Any]) -> QuestionRecord:
+        return QuestionRecord.from_dict({"id": "q", "answerable": True, "stages": stages})
+
+    assert dense_question_metrics(record(stages)) == {"lsa vector_hit": 1.0, "lsa mean_top_similarity": 0.5}
+    assert dense_question_metrics(record(empty)) == {"lsa vector_hit": 0.0, "lsa mean_top_similarity": 0.0}
+    assert dense_question_metrics(record({})) == {}
     summary = {"lsa": {"vector_hit": {"value": 0.5, "n": 2}, "hit@1": {"value": 1.0, "n": 2},
                        "mean_top_similarity": {"value": 0.25, "n": 2}}}
     assert dense_metrics(Run.from_dict(run({"q1": {}}, stages=summary))) == {

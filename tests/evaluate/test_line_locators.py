@@ -47,5 +47,5 @@ def test_lines_locator_checks_and_hits(tmp_path: Path):
         (3, "q3: site has lines 1-7, not 'lines 9-12'")]
     run = evaluate(Pipeline(index, config), questions[:1])
     record = run.questions[0]
-    assert record["locator_hit"] is True
+    assert record.locator_hit is True
     assert run.answer.metrics["locator_hit@5"]["value"] == 1.0

@@ -34,12 +34,12 @@ QUESTIONS = [
 
 def test_run_metrics_causes_and_shape(index):
     run = evaluate(Pipeline(index), QUESTIONS, golden_path="inline")
-    by_id = {r["id"]: r for r in run.questions}
-    assert by_id["hit"]["stages"]["fuse"]["first_relevant_rank"] == 1
-    assert by_id["hit"]["cause"] is None and by_id["hit"]["visible"] is True
-    assert by_id["lost"]["cause"] == "not retrieved"
-    assert by_id["gym"]["declined"] and by_id["gym"]["cause"] is None
-    assert by_id["warranty"]["cause"] == "answered unanswerable"
+    by_id = {r.id: r for r in run.questions}
+    assert by_id["hit"].stages["fuse"].first_relevant_rank == 1
+    assert by_id["hit"].cause is None and by_id["hit"].visible is True
+    assert by_id["lost"].cause == "not retrieved"
+    assert by_id["gym"].declined and by_id["gym"].cause is None
+    assert by_id["warranty"].cause == "answered unanswerable"
     ranking, shown = run.ranking.metrics, run.answer.metrics
     assert run.ranking.stage == "fuse" and run.answer.stage == "answer"
     assert shown["hit@1"]["value"] == (1 + 0) / 2 and shown["hit@1"]["n"] == 2
@@ -49,8 +49,8 @@ def test_run_metrics_causes_and_shape(index):
     assert shown["hit@1"]["low"] < 0.5 < shown["hit@1"]["high"]
     assert set(run.stages) == {"bm25", "lsa", "fuse", "gate", "budget", "answer"}
     assert run.losses == {"not retrieved": ["lost"], "answered unanswerable": ["warranty"]}
-    assert by_id["hit"]["metrics"]["ranking"]["mrr@10"] == 1.0
-    assert by_id["hit"]["metrics"]["answer"]["hit@5"] == 1.0
+    assert by_id["hit"].metric("ranking", "mrr@10") == 1.0
+    assert by_id["hit"].metric("answer", "hit@5") == 1.0
     data = json.loads(json.dumps(run.to_dict()))  # plain data, and read back the same
     assert Run.from_dict(data) == Run.from_dict(run.to_dict())
     assert Run.from_dict(data).flat_metrics()["answer hit@1"] == shown["hit@1"]
@@ -90,8 +90,8 @@ def test_cut_when_no_chunk_holds_the_answer_whole(corpus: Path):
                                      lsa={"dim": 4})
     index, _ = build_index([corpus], config)
     run = evaluate(Pipeline(index), QUESTIONS[:1])
-    assert run.questions[0]["cause"] == "cut"
-    assert run.questions[0]["intact"] is False
+    assert run.questions[0].cause == "cut"
+    assert run.questions[0].intact is False
 
 
 def trace(bm25_ranks, fuse_ranks, k=5, declined=False, gate=False):
@@ -131,10 +131,10 @@ def test_every_question_mrr_matches_its_first_relevant_rank():
     index, _ = build_index([demo_docs()], Config())
     run = evaluate(Pipeline(index), load_golden(demo_golden(), "test"))
     for r in run.questions:
-        if not r["answerable"]:
+        if not r.answerable:
             continue
-        rank = r["stages"][run.ranking.stage]["first_relevant_rank"]
-        assert r["metrics"]["ranking"]["mrr@10"] == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r["id"]
+        rank = r.stages[run.ranking.stage].first_relevant_rank
+        assert r.metric("ranking", "mrr@10") == pytest.approx(1 / rank if rank and rank <= 10 else 0.0), r.id
 
 
 def test_compare_two_configurations(index):
@@ -155,7 +155,7 @@ def test_compare_two_configurations(index):
 def test_compare_shows_a_dense_stages_own_figures(index):
     """vector_hit and mean top similarity of the LSA stage, question by question."""
     a = evaluate(Pipeline(index), QUESTIONS)
-    sims = [r["stages"]["lsa"]["top_score"] for r in a.questions]
+    sims = [r.stages["lsa"].top_score for r in a.questions]
     cutoff = (min(s for s in sims if s is not None) + max(s for s in sims if s is not None)) / 2
     b = evaluate(Pipeline(index, index.config.with_overrides(lsa={"cutoff": cutoff})), QUESTIONS)
     rows = {r["metric"]: r for r in compare_runs(a, b)["rows"]}
@@ -169,12 +169,14 @@ def test_compare_shows_a_dense_stages_own_figures(index):
 
 
 def with_declined(run, declined):
-    """The run with its answerable questions' declined outcomes replaced."""
-    data = run.to_dict()
-    for r in data["questions"]:
-        if r["answerable"]:
-            r["metrics"]["answer"]["declined_answerable"] = float(declined[r["id"]])
-    return data
+    """A new run with its answerable questions' declined outcomes replaced."""
+    def changed(r: QuestionRecord) -> QuestionRecord:
+        if not r.answerable:
+            return r
+        answer = {**r.metrics["answer"], "declined_answerable": float(declined[r.id])}
+        return r.with_metrics({**r.metrics, "answer": answer})
+
+    return replace(run, questions=tuple(changed(r) for r in run.questions))
 
 
 def test_compare_knows_fewer_declined_answers_is_better(index):
@@ -204,6 +206,11 @@ def test_compare_refuses_another_format(index):
     (lambda d: {**d, "ranking": [1]}, "'ranking' should be"),
     (lambda d: {**d, "stages": {"bm25": [1]}}, "stage 'bm25'"),
     (lambda d: {**d, "k": "5"}, "'k' should be"),
+    # a record's ranking row is read as (chunk, document, score): a row of another length is refused
+    (lambda d: {**d, "questions": [{**d["questions"][0], "ranking": [["c", "d"]]}]},
+     re.escape("run.questions[0].ranking[0] should be [chunk id, document id, score], not a list of 2")),
+    (lambda d: {**d, "questions": [{**d["questions"][0], "ranking": [["c", "d", None]]}]},
+     re.escape("run.questions[0].ranking[0][2] should be a number, not null")),
     # the web's fuzzer found these gave a 500 on /analytics (compare.py reads the ids)
     (lambda d: {**d, "gate": {**d["gate"], "offtopic": ["q1"]}}, "'gate.offtopic' should be"),
     (lambda d: {**d, "gate": {**d["gate"], "offtopic": {"asked": True}}}, "'gate.offtopic' should be"),
@@ -284,6 +291,26 @@ def test_a_run_file_is_written_whole_with_its_folder(tmp_path: Path, index):
     assert Run.from_dict(json.loads(text)) == Run.from_dict(run.to_dict())
 
 
+def test_a_run_holds_typed_records_and_its_file_reads_back_to_the_same_bytes(tmp_path: Path, index):
+    run = evaluate(Pipeline(index), QUESTIONS)
+    assert all(isinstance(r, QuestionRecord) for r in run.questions)
+    target = tmp_path / "run.json"
+    write_run_file(run, target)
+    text = target.read_text(encoding="utf-8")
+    back = Run.from_dict(json.loads(text))
+    assert back.questions == run.questions
+    assert json.dumps(back.to_dict(), ensure_ascii=False, indent=1) == text
+    assert json.dumps(back.to_dict(deep=False), ensure_ascii=False, indent=1) == text
+
+
+def test_a_records_plain_data_is_its_own_copy():
+    record = QuestionRecord("q", "?", True, generation={"found": {"tags": []}}, metrics={"answer": {"hit@5": 1.0}})
+    data = record.to_dict()
+    data["generation"]["found"]["tags"].append("<b>")
+    data["metrics"]["answer"]["hit@5"] = 0.0
+    assert record.generation == {"found": {"tags": []}} and record.metric("answer", "hit@5") == 1.0
+
+
 def test_a_refused_generation_is_only_counted_as_failed():
     refused = Generation("", "llama", "m", "[1]", (), (), None, None, 12.5, REFUSED)
     assert generation_record(None, refused, [], str.split) == {"text": "", "labels": "[1]", "ms": 12.5,
@@ -303,14 +330,14 @@ def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_populat
     assert run.golden == {"path": "", "split": "all", "questions": 5, "answerable": 3, "unanswerable": 2}
     assert run.index["path"] == ""
     stop = run.questions[-1]
-    assert (stop["question"], stop["declined"], stop["cause"], stop["stages"], stop["ranking"]) == (
-        "the of", True, "not retrieved", {}, [])
-    assert stop["reason"] == ("query refused: nothing searchable is left of 'the of' after removing "
-                              "stopwords (english list)")
-    assert stop["metrics"]["answer"]["source_recall@5"] == 0.0
+    assert (stop.question, stop.declined, stop.cause, stop.stages, stop.ranking) == (
+        "the of", True, "not retrieved", {}, ())
+    assert stop.reason == ("query refused: nothing searchable is left of 'the of' after removing "
+                           "stopwords (english list)")
+    assert stop.metric("answer", "source_recall@5", None) == 0.0
     hit = run.questions[0]
-    assert hit["metrics"]["answer"]["source_recall@5"] == 1.0 == hit["metrics"]["ranking"]["source_recall@5"]
-    assert len(hit["stages"]["fuse"]["top"]) == 5 < len(hit["ranking"])  # the top k of a longer ranking
+    assert hit.metric("answer", "source_recall@5") == 1.0 == hit.metric("ranking", "source_recall@5")
+    assert len(hit.stages["fuse"].top) == 5 < len(hit.ranking)  # the top k of a longer ranking
     shown = run.answer.metrics
     # declined: gym (unanswerable) and lost, stop (answerable); warranty (unanswerable) answered
     assert (shown["declined_unanswerable"]["value"], shown["declined_unanswerable"]["n"]) == (1 / 2, 2)
@@ -344,26 +371,26 @@ def test_a_question_record_field_by_field(index):
                    answers=(Span("manual", "", SENSOR), Span("notes", "", "quiet hours")))
     run = evaluate(Pipeline(index), [*QUESTIONS, two])
     hit, lost, gym, warranty, both = run.questions
-    assert (hit["question"], hit["split"], hit["reason"], hit["answer_docs"]) == (
-        "What does E-4107 mean?", "test", "", ["manual"])
-    assert (hit["in_budget"], hit["reader_correct"], hit["locator_hit"], hit["visible"]) == (True, True, True, True)
-    assert hit["quote"]["found"] and hit["quote"]["text"] == SENSOR and hit["quote"]["chunk_id"] == hit["ranking"][0][0]
+    assert (hit.question, hit.split, hit.reason, hit.answer_docs) == (
+        "What does E-4107 mean?", "test", "", ("manual",))
+    assert (hit.in_budget, hit.reader_correct, hit.locator_hit, hit.visible) == (True, True, True, True)
+    assert hit.quote["found"] and hit.quote["text"] == SENSOR and hit.quote["chunk_id"] == hit.ranking[0][0]
     # RRF, k = 60: first in both bm25 and lsa, 2 / 61, kept to 6 decimals
-    assert hit["ranking"][0][1:] == ["manual", round(2 / 61, 6)]
-    assert all(score == round(score, 6) for _, _, score in hit["ranking"])
+    assert hit.ranking[0][1:] == ("manual", round(2 / 61, 6))
+    assert all(score == round(score, 6) for _, _, score in hit.ranking)
     signals = {"agreement", "bm25_norm", "coverage", "known_share", "term_share", "top:bm25", "top:lsa",
                "margin", "top:fuse"}
-    assert set(hit["gate_signals"]) == signals
-    assert all("ms" in st and "top" in st for st in hit["stages"].values())
-    assert [hit["stages"][s]["source_recall"] for s in ("bm25", "fuse")] == [1.0, 1.0]
+    assert set(hit.gate_signals) == signals
+    assert all(st.ms >= 0 and len(st.top) <= 5 for st in hit.stages.values())
+    assert [hit.stages[s].source_recall for s in ("bm25", "fuse")] == [1.0, 1.0]
     # manual is in the top 5, notes is not
-    assert both["stages"]["fuse"]["source_recall"] == 1 / 2 and both["answer_docs"] == ["manual", "notes"]
+    assert both.stages["fuse"].source_recall == 1 / 2 and both.answer_docs == ("manual", "notes")
     # a stage with nothing is kept when it retrieves, gates or selects
-    assert set(lost["stages"]) == {"bm25", "lsa", "gate", "answer"} and lost["gate_signals"] == {}
-    assert gym["stages"]["bm25"]["source_recall"] == 0.0 and gym["answer_docs"] == []
+    assert set(lost.stages) == {"bm25", "lsa", "gate", "answer"} and lost.gate_signals == {}
+    assert gym.stages["bm25"].source_recall == 0.0 and gym.answer_docs == ()
     # answered although unanswerable: the reader's quote is not correct, nothing relevant was packed
-    assert warranty["quote"]["found"] and not warranty["reader_correct"] and not warranty["in_budget"]
-    assert (warranty["locator_hit"], warranty["visible"], set(warranty["gate_signals"])) == (None, False, signals)
+    assert warranty.quote["found"] and not warranty.reader_correct and not warranty.in_budget
+    assert (warranty.locator_hit, warranty.visible, set(warranty.gate_signals)) == (None, False, signals)
 
 
 def test_the_gate_summary_ranks_each_signal_by_auroc(index):
@@ -375,7 +402,7 @@ def test_the_gate_summary_ranks_each_signal_by_auroc(index):
     assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 9
     assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)
     assert table[0]["auroc"] == 1.0 and table[-1]["auroc"] <= table[0]["auroc"]
-    assert {r["signal"] for r in table} == set(run.questions[0]["gate_signals"])
+    assert {r["signal"] for r in table} == set(run.questions[0].gate_signals)
 
 
 def test_a_generated_answer_is_scored_against_what_it_was_given_and_the_question():
@@ -432,8 +459,8 @@ def test_a_locator_hit_needs_the_labelled_document_and_its_locator(index):
     """A passage of the right document at another place is not a locator hit."""
     elsewhere = Question("elsewhere", "What does E-4107 mean?", True, answers=(Span("manual", "§ 9 Appendix"),))
     there = Question("there", "What does E-4107 mean?", True, answers=(Span("manual", "§ 2.1 Sensor errors"),))
-    records = {r["id"]: r for r in evaluate(Pipeline(index), [elsewhere, there]).questions}
-    assert records["elsewhere"]["locator_hit"] is False and records["there"]["locator_hit"] is True
+    records = {r.id: r for r in evaluate(Pipeline(index), [elsewhere, there]).questions}
+    assert records["elsewhere"].locator_hit is False and records["there"].locator_hit is True
 
 
 def test_an_answer_no_stage_put_in_the_top_k_was_ranked_too_low(index):
@@ -443,6 +470,6 @@ def test_an_answer_no_stage_put_in_the_top_k_was_ranked_too_low(index):
     q = Question("b", "error codes battery", True, answers=(Span("manual", "§ 2.2 Power errors"),))
     config = index.config.with_overrides(answer={"k": 1}, gate={"enabled": False}, cap={"per_document": 1})
     (record,) = evaluate(Pipeline(index, config), [q]).questions
-    assert record["stages"]["bm25"]["first_relevant_rank"] == record["stages"]["fuse"]["first_relevant_rank"] == 2
-    assert record["stages"]["cap"]["first_relevant_rank"] is None
-    assert record["cause"] == "ranked too low"
+    assert record.stages["bm25"].first_relevant_rank == record.stages["fuse"].first_relevant_rank == 2
+    assert record.stages["cap"].first_relevant_rank is None
+    assert record.cause == "ranked too low"

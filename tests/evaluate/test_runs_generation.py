@@ -37,11 +37,11 @@ def run(index):
 
 
 def test_every_answer_is_generated_and_scored(run):
-    assert [r["id"] for r in run.questions] == ["sensor", "mileage", "gym", "tripod"]
+    assert [r.id for r in run.questions] == ["sensor", "mileage", "gym", "tripod"]
     for r in run.questions:
-        g = r["generation"]
+        g = r.generation
         assert g["text"] and g["failed"] is False
-        assert r["metrics"]["generation"]["failed"] == 0.0
+        assert r.metric("generation", "failed", None) == 0.0
     assert run.generation is not None and run.generation.stage == "generate"
 
 
@@ -49,12 +49,12 @@ def test_each_score_is_summarised_over_the_answers_it_applies_to(run):
     summary = run.generation.metrics
     assert list(summary) == [*SCORES, "failed"]
     for name in SCORES:
-        applies = [r for r in run.questions if r["generation"].get(name) is not None]
-        values = [float(r["generation"][name]) for r in applies]
+        applies = [r for r in run.questions if r.generation.get(name) is not None]
+        values = [float(r.generation[name]) for r in applies]
         assert summary[name] == interval(SPECS[name], values), name
         for r in run.questions:
-            assert r["metrics"]["generation"].get(name) == (float(r["generation"][name]) if r in applies
-                                                             else None), (name, r["id"])
+            assert r.metric("generation", name, None) == (float(r.generation[name]) if r in applies
+                                                          else None), (name, r.id)
     # by hand: two answerable questions, two unanswerable; a must-contain string on one
     counts = {name: summary[name]["n"] for name in SCORES}
     assert counts["refused_answerable"] == 2 and counts["refused_unanswerable"] == 2
@@ -74,10 +74,11 @@ def test_failed_generations_are_counted_and_nothing_they_did_not_write_is_scored
     summary = run.generation.metrics
     assert summary["failed"] == {"value": 1.0, "low": wilson_interval(3, 3)[0], "high": 1.0, "n": 3}
     assert all(summary[name] == {"value": None, "low": None, "high": None, "n": 0} for name in SCORES)
-    assert [r["metrics"]["generation"] for r in run.questions] == [{"failed": 1.0}] * 3
+    assert [r.metrics["generation"] for r in run.questions] == [{"failed": 1.0}] * 3
 
 
 def test_without_generation_the_run_has_no_generation_section(index):
     run = evaluate(Pipeline(index, index.config.with_overrides(gate={"enabled": False})), QUESTIONS)
     assert run.generation is None
-    assert all("generation" not in r and "generation" not in r["metrics"] for r in run.questions)
+    assert all(r.generation is None and "generation" not in r.to_dict() and "generation" not in r.metrics
+               for r in run.questions)

@@ -9,13 +9,16 @@ from glassrag.errors import GoldenError
 from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.trec import read_qrels, read_run, write_qrels, write_run
-from glassrag.schema import Chunk
+from glassrag.schema import Chunk, QuestionRecord
 
-RUN = {"questions": [
-    {"id": "q1", "ranking": [["c1", "d1", 3.5], ["c2", "d1", 2.0], ["c3", "d2", 1.25]]},
-    {"id": "q2", "ranking": []},
-    {"id": "q3", "ranking": [["c3", "d2", 0.1234567]]},
-]}
+
+def record(qid: str, *ranking: tuple[str, str, float]) -> QuestionRecord:
+    return QuestionRecord(qid, "?", True, ranking=ranking)
+
+
+RUN = (record("q1", ("c1", "d1", 3.5), ("c2", "d1", 2.0), ("c3", "d2", 1.25)),
+       record("q2"),
+       record("q3", ("c3", "d2", 0.1234567)))
 
 
 def test_a_run_at_document_level_names_each_document_once_by_its_best_chunk(tmp_path: Path):
@@ -36,7 +39,7 @@ def test_a_run_at_chunk_level_names_every_chunk_with_its_tag(tmp_path: Path):
 
 
 def test_a_run_with_nothing_ranked_is_an_empty_file(tmp_path: Path):
-    assert write_run({"questions": [{"id": "q"}]}, tmp_path / "run.trec") == 0
+    assert write_run([record("q")], tmp_path / "run.trec") == 0
     assert (tmp_path / "run.trec").read_text() == ""
 
 

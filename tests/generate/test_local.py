@@ -70,7 +70,7 @@ def test_eval_generate_scores_what_the_model_wrote(demo, offline):
     assert m["refused_unanswerable"]["n"] == 2 and m["refused_answerable"]["n"] == 4
     assert m["contains_answer"]["n"] == 4 and m["leaked_tags"]["n"] == 6
     for r in run.questions:
-        got = r["generation"]
+        got = r.generation
         # each score is the rule applied to the text the model wrote
         assert got["leaked_tags"] == float(bool(got["found"]["tags"]))
         assert got["foreign_citations"] == float(bool(got["found"]["foreign"]))
@@ -97,4 +97,4 @@ def test_a_prompt_longer_than_the_context_fails_that_question_and_eval_goes_on(d
     m = run.generation.metrics
     assert m["failed"]["value"] == 1.0 and m["failed"]["n"] == 3
     assert m["cited"]["n"] == 0  # nothing written, nothing scored
-    assert all(r["generation"]["failed"] for r in run.questions)
+    assert all(r.generation["failed"] for r in run.questions)

@@ -97,8 +97,8 @@ def test_a_toy_retriever_is_observed_and_evaluated(index, toy):
                           answers=(Span("manual", "§ 2.1 Sensor errors", sensor),)),
                  Question("gym", "Is there a gym membership?", False)]
     run = evaluate(Pipeline(index, config), questions)
-    record = next(r for r in run.questions if r["id"] == "sensor")
-    assert record["stages"]["toy"]["first_relevant_rank"] == 1
+    record = next(r for r in run.questions if r.id == "sensor")
+    assert record.stages["toy"].first_relevant_rank == 1
 
 
 def test_the_toy_entry_has_the_defaults(index, toy):

@@ -24,6 +24,7 @@ AUDIT = [
     ("stages", "bm25", "hit@5", "low", "0.1"),
     ("losses", "not retrieved", [["a list as an id"]]),
     ("questions", 0, "cause", ["a", "list"]),
+    ("questions", 0, "ranking", [["chunk", "document"]]),  # a row without its score
     ("generation", "a string"),
     ("generation", {"stage": "generate", "metrics": {"cited": 3}}),
     ("created", 20261201),

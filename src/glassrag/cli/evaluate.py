@@ -105,7 +105,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from glassrag.evaluate.trec import write_run
 
         level = trec_level(run.index["chunks"], run.index["documents"])
-        n = write_run(run.to_dict(), Path(args.trec_run), level=level)
+        n = write_run(run.questions, Path(args.trec_run), level=level)
         out.print(f"TREC run ({level} level, {n} lines) written to {args.trec_run}")
     return 0
 

@@ -22,7 +22,7 @@ from glassrag.errors import RunFileError
 from glassrag.evaluate.fits import WORKING, status_of
 from glassrag.evaluate.records import DENSE, dense_figures
 from glassrag.stats import holm
-from glassrag.schema import MCNEMAR, Run, flat_question_metrics, flat_spec
+from glassrag.schema import MCNEMAR, QuestionRecord, Run, flat_spec
 
 __all__ = ["RunFileError", "compare_runs", "settings_changed"]
 # the sections of a run measured after the gate: its calibration moves them
@@ -62,10 +62,10 @@ def dense_metrics(run: Run) -> dict[str, Any]:
             if m in DENSE}
 
 
-def dense_question_metrics(record: dict[str, Any]) -> dict[str, float]:
-    return {f"{stage} {name}": value for stage, st in record.get("stages", {}).items()
-            if isinstance(st, dict) and st.get("family") == "dense"
-            for name, value in dense_figures(st.get("top_score")).items()}
+def dense_question_metrics(record: QuestionRecord) -> dict[str, float]:
+    """One question's figures of each dense stage, under the names of `dense_metrics`."""
+    return {f"{stage} {name}": value for stage, st in record.stages.items() if st.family == "dense"
+            for name, value in dense_figures(st.top_score).items()}
 
 
 OFFTOPIC = "answer declined_offtopic"
@@ -83,8 +83,7 @@ def question_metrics(run: Run) -> dict[str, dict[str, float]]:
     """Every per-question figure of a run by question id: the golden set's questions' metrics
     (and their dense stages' figures), then the off-topic questions' declines, so the paired
     tests of `compare_runs` and of the experiment log cover them all."""
-    out: dict[str, dict[str, float]] = {r["id"]: {**flat_question_metrics(r), **dense_question_metrics(r)}
-                                        for r in run.questions}
+    out = {r.id: {**r.flat_metrics(), **dense_question_metrics(r)} for r in run.questions}
     return {**out, **offtopic_question_metrics(run)}
 
 
@@ -92,7 +91,7 @@ def compare_runs(a: dict[str, Any] | Run, b: dict[str, Any] | Run, name_a: str =
                  name_b: str = "B") -> dict[str, Any]:
     run_a = a if isinstance(a, Run) else Run.from_dict(a, name_a)
     run_b = b if isinstance(b, Run) else Run.from_dict(b, name_b)
-    golden = {r["id"] for r in run_a.questions} & {r["id"] for r in run_b.questions}
+    golden = {r.id for r in run_a.questions} & {r.id for r in run_b.questions}
     if not golden:
         raise RunFileError(f"{name_a} and {name_b} share no question", "compare runs of the same golden set")
     qa, qb = question_metrics(run_a), question_metrics(run_b)

@@ -79,7 +79,7 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
         stages=stages.summary, by_kind=by_kind(records, k), losses=losses(records),
         gate={**gate_summary(pipeline, records, k),
               **({"offtopic": {key: v for key, v in offtopic.items() if key != "values"}} if offtopic else {})},
-        questions=tuple(r.to_dict() for r in records),
+        questions=tuple(records),
         generation=RunSection("generate", summary["generation"]) if "generation" in summary else None,
         provenance=provenance({"lsa.seed": index.config.lsa.seed,
                                "generate.seed": pipeline.config.generate.seed}))

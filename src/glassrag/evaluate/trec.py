@@ -11,26 +11,28 @@ BEIR convention when a document is one chunk); `level="chunk"` names chunks.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Iterable, Sequence
 
 from glassrag.errors import GoldenError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge
+from glassrag.schema import QuestionRecord
 
 
-def write_run(run: dict[str, Any], path: Path, level: str = "doc", tag: str = "glassrag") -> int:
-    """Write the final ranking of every question of a run; returns the number of lines."""
+def write_run(records: Iterable[QuestionRecord], path: Path, level: str = "doc", tag: str = "glassrag") -> int:
+    """Write the final ranking of every question of a run (`Run.questions`); returns the
+    number of lines."""
     lines = []
-    for record in run["questions"]:
+    for record in records:
         seen: set[str] = set()
         rank = 0
-        for chunk_id, doc_id, score in record.get("ranking", []):
+        for chunk_id, doc_id, score in record.ranking:
             name = doc_id if level == "doc" else chunk_id
             if name in seen:
                 continue
             seen.add(name)
             rank += 1
-            lines.append(f"{record['id']} Q0 {name} {rank} {score:.6f} {tag}")
+            lines.append(f"{record.id} Q0 {name} {rank} {score:.6f} {tag}")
     path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
     return len(lines)
 

@@ -30,6 +30,7 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.runs import evaluate
 from glassrag.lab.base import Bench, choice, setting
+from glassrag.schema import QuestionRecord
 from glassrag.stage_cache import digest
 from glassrag.stats import mcnemar_exact
 
@@ -147,6 +148,11 @@ def paired(runs: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
             "p": mcnemar_exact(only_a, only_b), "test": "McNemar exact"}
 
 
+def quoted(r: QuestionRecord) -> str:
+    """The sentence the reader quoted for the question, or "" when it found none."""
+    return str(r.quote.get("text", "")) if r.quote and r.quote.get("found") else ""
+
+
 def exhibit(bench: Bench, params: Mapping[str, str], record: bool = False) -> dict[str, Any]:
     """The exhibit's data; with `record` (a POST of the page's form, never a GET: issue 28.3)
     the run is also kept in INDEX/lab/runs.json."""
@@ -155,8 +161,8 @@ def exhibit(bench: Bench, params: Mapping[str, str], record: bool = False) -> di
     run = run_with(bench, chosen)
     accuracy = dict(run.answer.metrics["reader_accuracy"])
     bound = dict(run.answer.metrics["budget_recall"])
-    answerable = [r for r in run.questions if r["answerable"]]
-    outcomes = {r["id"]: bool(r["reader_correct"]) for r in answerable}
+    answerable = [r for r in run.questions if r.answerable]
+    outcomes = {r.id: r.reader_correct for r in answerable}
     rid = digest("lab-run", chosen)[:8]
     kept = {"id": rid, "settings": {k: chosen[k] for k in sorted(chosen)}, "correct": sum(outcomes.values()),
               "n": len(outcomes), "accuracy": accuracy, "bound": bound, "outcomes": outcomes,
@@ -169,17 +175,16 @@ def exhibit(bench: Bench, params: Mapping[str, str], record: bool = False) -> di
     a, b = params.get("a") or "", params.get("b") or ""
     test = paired(runs, a, b) if a and b else None
     packed = packing(bench, chosen)
-    rows = [{"id": r["id"], "question": r["question"], "kind": r["kind"], "in_budget": r["in_budget"],
-             "packed": packed.get(r["id"], {"passages": 0, "words": 0}),
-             "answer_rank": (r["stages"].get("budget") or {}).get("first_relevant_rank"),
-             "answerable": r["answerable"], "correct": r["reader_correct"], "declined": r["declined"],
-             "cause": r["cause"],
-             "quote": (r.get("quote") or {}).get("text", "") if (r.get("quote") or {}).get("found") else ""}
+    rows = [{"id": r.id, "question": r.question, "kind": r.kind, "in_budget": r.in_budget,
+             "packed": packed.get(r.id, {"passages": 0, "words": 0}),
+             "answer_rank": r.stages["budget"].first_relevant_rank if "budget" in r.stages else None,
+             "answerable": r.answerable, "correct": r.reader_correct, "declined": r.declined,
+             "cause": r.cause, "quote": quoted(r)}
             for r in run.questions]
     causes: dict[str, int] = {}
     for r in run.questions:
-        if r["cause"]:
-            causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+        if r.cause:
+            causes[r.cause] = causes.get(r.cause, 0) + 1
     return {"settings": chosen, "run_id": rid, "split": "test", "accuracy": accuracy, "bound": bound,
             "correct": kept["correct"], "answerable": len(answerable), "questions": rows, "causes": causes,
             "runs": [{k: v for k, v in r.items() if k != "outcomes"} for r in reversed(runs)],

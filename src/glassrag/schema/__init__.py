@@ -5,6 +5,7 @@ Document ─▶ Section (with its locator) ─▶ Chunk ─▶ Hit ─▶ StageT
 corpus.py holds what an index is built from (Document, Section, Chunk, content hashes);
 answer.py what one question's way leaves (Hit, StageTrace, Passage, Quote, Generation, Answer);
 run.py the record of an evaluation (Run), whose whole shape run_shape.py checks on reading;
+records.py what it keeps of each question (QuestionRecord, a StageRecord per stage);
 metric.py what each of its metrics is (MetricSpec: 0/1 or graded, which way is better, k).
 This package hands their names on.
 """
@@ -14,8 +15,9 @@ from glassrag.schema.answer import (RANKING_KINDS, SCORING_KINDS, Answer, Genera
 from glassrag.schema.corpus import Chunk, Document, Section, _Plain, content_hash
 from glassrag.schema.metric import (MCNEMAR, RANDOMISATION, SPECS, MetricSpec, flat_spec,
                                     metric_spec)
-from glassrag.schema.run import RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection, flat_question_metrics
+from glassrag.schema.records import QuestionRecord, StageRecord
+from glassrag.schema.run import RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection
 
 __all__ = ["MCNEMAR", "RANDOMISATION", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "SPECS", "Answer", "Chunk",
-           "Document", "Generation", "Hit", "MetricSpec", "Passage", "Quote", "Run", "RunSection", "Section",
-           "StageTrace", "_Plain", "content_hash", "flat_question_metrics", "flat_spec", "metric_spec"]
+           "Document", "Generation", "Hit", "MetricSpec", "Passage", "QuestionRecord", "Quote", "Run", "RunSection",
+           "Section", "StageRecord", "StageTrace", "_Plain", "content_hash", "flat_spec", "metric_spec"]

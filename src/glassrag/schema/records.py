@@ -5,6 +5,7 @@ record. `to_dict` writes the fields in the order run files have always had."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Self
 
@@ -80,7 +81,7 @@ class QuestionRecord(_Plain):
                "quote": dict(self.quote) if self.quote is not None else None,
                "gate_signals": dict(self.gate_signals)}
         if self.generation is not None:
-            out["generation"] = dict(self.generation)
+            out["generation"] = copy.deepcopy(dict(self.generation))  # its lists stay the record's
         out["metrics"] = {section: dict(values) for section, values in self.metrics.items()}
         return out
 

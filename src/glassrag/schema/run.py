@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Mapping, Self
 
 from glassrag.schema.corpus import _Plain
+from glassrag.schema.records import QuestionRecord
 from glassrag.schema.run_shape import run_problem
 
 RUN_FORMAT = "glassrag-run"
@@ -29,7 +30,8 @@ class Run(_Plain):
     """One evaluation: every question once, metrics of the ranking and of the answer side by
     side, every stage's metrics, losses and the per-question records (docs/run-format.md).
 
-    A question record's `metrics` has the same two sections: {"ranking": {...}, "answer": {...}}.
+    Each question is a `QuestionRecord` (schema/records.py), whose `metrics` has the same
+    sections: {"ranking": {...}, "answer": {...}}.
     """
 
     format: str
@@ -48,7 +50,7 @@ class Run(_Plain):
     by_kind: Mapping[str, Any]
     losses: Mapping[str, list[str]]
     gate: Mapping[str, Any]
-    questions: tuple[Mapping[str, Any], ...]
+    questions: tuple[QuestionRecord, ...]
     generation: RunSection | None = None  # with eval --generate: the generated answers' scores
     provenance: Mapping[str, Any] | None = None  # packages, machine, seeds (glassrag/provenance.py)
 
@@ -59,14 +61,16 @@ class Run(_Plain):
 
     def to_dict(self, deep: bool = True) -> dict[str, Any]:
         """A deep copy as plain data (changing it leaves the run as it was); without `deep`,
-        the run's own records, for a caller that only reads them (writing the file)."""
-        out = {f.name: copy.deepcopy(getattr(self, f.name)) if deep else getattr(self, f.name)
+        the run's own mappings, for a caller that only reads them (writing the file). The
+        question records are written as a run file holds them (`QuestionRecord.to_dict`)."""
+        copied = copy.deepcopy if deep else (lambda value: value)
+        out = {f.name: getattr(self, f.name) if f.name == "questions" else copied(getattr(self, f.name))
                for f in fields(self)}
         for key in self.SECTIONS:
             out[key] = getattr(self, key).to_dict() if getattr(self, key) is not None else None
         if out["generation"] is None:
             del out["generation"]
-        out["questions"] = list(out["questions"])
+        out["questions"] = [q.to_dict() for q in self.questions]
         return out
 
     @classmethod
@@ -125,13 +129,10 @@ class Run(_Plain):
         names = {f.name for f in fields(cls)}
         return cls(**{**{k: v for k, v in data.items() if k in names}, **sections,
                       "code_version": data.get("code_version"), "glassrag_version": str(data.get("glassrag_version")),
-                      "created": str(data.get("created", "")), "questions": tuple(questions)})
+                      "created": str(data.get("created", "")),
+                      "questions": tuple(QuestionRecord.from_dict(q) for q in questions)})
 
     def flat_metrics(self) -> dict[str, Mapping[str, Any]]:
         """`"ranking hit@5"`, `"answer hit@5"`, ...: every section under one namespace."""
         return {f"{key} {m}": v for key in self.sections() for m, v in getattr(self, key).metrics.items()}
 
-
-def flat_question_metrics(record: Mapping[str, Any]) -> dict[str, float]:
-    """A question record's metrics under the same names as `Run.flat_metrics`."""
-    return {f"{key} {m}": v for key, values in record.get("metrics", {}).items() for m, v in values.items()}

@@ -59,6 +59,22 @@ class List(Shape):
 
 
 @dataclass(frozen=True)
+class Row(Shape):
+    """A list of a fixed length with a shape for each place, named as a reader sees it."""
+
+    name: str
+    items: tuple[Shape, ...]
+
+    def problem(self, value: Any, where: str) -> str | None:
+        if not isinstance(value, list):
+            return _wrong(where, self.name, value)
+        if len(value) != len(self.items):
+            return f"{where} should be {self.name}, not a list of {len(value)}"
+        return next((p for i, (shape, v) in enumerate(zip(self.items, value))
+                     if (p := shape.problem(v, f"{where}[{i}]"))), None)
+
+
+@dataclass(frozen=True)
 class Map(Shape):
     """An object whose every value has one shape (keys are names)."""
 
@@ -114,7 +130,7 @@ QUESTION = Obj({"id": STR, "question": STR, "kind": Opt(STR), "split": Opt(STR),
                 "declined": Opt(BOOL), "reason": Opt(STR), "visible": Opt(BOOL), "intact": Opt(BOOL),
                 "in_budget": Opt(BOOL), "reader_correct": Opt(BOOL), "locator_hit": Opt(BOOL),
                 "answer_docs": List(STR), "cause": Opt(STR), "stages": Map(STAGE_RECORD),
-                "ranking": List(List(Opt(Kind("a string or a number", (str, int, float))))),
+                "ranking": List(Row("[chunk id, document id, score]", (STR, STR, NUM))),
                 "metrics": Map(Map(NUM)), "quote": Opt(Map(ANY)), "gate_signals": Map(Opt(NUM)),
                 "generation": Opt(GENERATION_RECORD)},
                frozenset({"id", "answerable", "stages"}))

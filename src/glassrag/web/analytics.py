@@ -7,13 +7,13 @@ gate's threshold sweep and the reranker's weights. Every block names the file it
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, GlassragError, UnknownNameError
 from glassrag.evaluate.compare import compare_runs
 from glassrag.pipeline import auto_reranker
-from glassrag.schema import flat_spec
+from glassrag.schema import QuestionRecord, Run, flat_spec
 from glassrag.evaluate.diagnose import CAUSES as CAUSE_ORDER
 from glassrag.web import settings
 from glassrag.web.ask import ask_link
@@ -49,6 +49,25 @@ def metric_order(k: int) -> list[str]:
             "answer budget_recall"]
 
 
+def stage_kinds(records: Sequence[QuestionRecord]) -> dict[str, str]:
+    """Every stage the questions passed through, in the order first met, with its kind."""
+    kinds: dict[str, str] = {}
+    for q in records:
+        for name, st in q.stages.items():
+            kinds.setdefault(name, st.kind)
+    return kinds
+
+
+def rank_cell(q: QuestionRecord, stage: str, k: int) -> dict[str, Any]:
+    """Where `stage` put the question's first relevant chunk, and how far down that is: `top`
+    (within k), `near` (within 10), `deep`, `none` (not in its list) or `absent` (not run)."""
+    st = q.stages.get(stage)
+    rank = st.first_relevant_rank if st else None
+    level = ("absent" if st is None else "none" if rank is None else
+             "top" if rank <= k else "near" if rank <= 10 else "deep")
+    return {"stage": stage, "rank": rank, "level": level}
+
+
 def run_json(index: str, name: str) -> str:
     return f"/runs/{name}.json?index={index}"
 
@@ -61,7 +80,7 @@ class AnalyticsView:
         self.index = source.index()
         self.available = settings.retrievers(self.index)
         self.runs = [source.run(only)] if only else source.runs()
-        self.good = [r for r in self.runs if r.data is not None]
+        self.good = [r for r in self.runs if r.run is not None]
         names = [r.name for r in self.good]
         if selected and selected not in names:
             # an unknown name is a 404 with the list; a broken file is shown, not selected
@@ -77,10 +96,10 @@ class AnalyticsView:
             "selected_file": f"runs/{sel.name}.json" if sel else None,
             "selected_json": run_json(self.source.name, sel.name) if sel else None,
             "metrics": self._metrics(),
-            "stage_table": self._stage_table(sel) if sel else None,
-            "losses": self._losses(sel) if sel else None,
-            "grid": self._grid(sel) if sel else None,
-            "by_kind": self._by_kind(sel) if sel else None,
+            "stage_table": self._stage_table(sel.run) if sel else None,
+            "losses": self._losses(sel, sel.run) if sel else None,
+            "grid": self._grid(sel, sel.run) if sel else None,
+            "by_kind": self._by_kind(sel.run) if sel else None,
             "gate": self._gate(),
             "reranker": self._reranker(),
             "sweeps": sweeps(self.source.folder) if self.source.folder is not None else [],
@@ -90,7 +109,7 @@ class AnalyticsView:
 
     def _run_config(self, run: RunFile) -> Config | None:
         try:
-            return Config.from_dict((run.data or {}).get("config", {}), origin=f"runs/{run.name}.json")
+            return Config.from_dict(run.run.config, origin=f"runs/{run.name}.json")
         except ConfigError:
             return None
 
@@ -103,18 +122,18 @@ class AnalyticsView:
         out: dict[str, Any] = {"name": run.name, "file": f"runs/{run.name}.json",
                                "json": run_json(self.source.name, run.name),
                                "page": f"/runs/{run.name}?index={self.source.name}", "problem": run.problem}
-        if run.data is None:
+        if run.run is None:
             return out
-        d = run.data
-        out.update({"created": d.get("created"), "golden": d.get("golden", {}), "k": d.get("k"),
-                    "seconds": d.get("seconds"), "ranking_stage": run.run.ranking.stage,
-                    "settings": self._run_params(run), "glassrag_version": d.get("glassrag_version")})
+        r = run.run
+        out.update({"created": r.created, "golden": r.golden, "k": r.k, "seconds": r.seconds,
+                    "ranking_stage": r.ranking.stage, "settings": self._run_params(run),
+                    "glassrag_version": r.glassrag_version})
         return out
 
     def _metrics(self) -> dict[str, Any]:
         if not self.good:
             return {"names": [], "rows": []}
-        ks = [r.data.get("k", 5) for r in self.good]  # type: ignore[union-attr]
+        ks = [r.run.k for r in self.good]
         names: list[str] = []
         for k in dict.fromkeys(ks):
             names += metric_order(k)
@@ -165,75 +184,57 @@ class AnalyticsView:
     def _link(self, run: RunFile, question: str) -> str:
         return ask_link(self.source.name, question, run.name, self._run_params(run))
 
-    def _stage_table(self, run: RunFile) -> dict[str, Any]:
-        d = run.data or {}
-        k = d.get("k", 5)
-        names = [f"hit@{k}", "hit@10", "mrr@10", "recall@100", f"source_recall@{k}"]
-        if any("vector_hit" in m for m in d.get("stages", {}).values()):  # a dense stage's own figures
+    def _stage_table(self, run: Run) -> dict[str, Any]:
+        names = [f"hit@{run.k}", "hit@10", "mrr@10", "recall@100", f"source_recall@{run.k}"]
+        if any("vector_hit" in m for m in run.stages.values()):  # a dense stage's own figures
             names += ["vector_hit", "mean_top_similarity"]
-        rows = []
-        for stage, metrics in d.get("stages", {}).items():
-            kind = next((q["stages"][stage]["kind"] for q in d.get("questions", [])
-                         if stage in q.get("stages", {})), "")
-            rows.append({"stage": stage, "kind": kind,
-                         "cells": [dict(metrics[n], bar=interval_bar(metrics[n])) if n in metrics else None
-                                   for n in names]})
+        kinds = stage_kinds(run.questions)
+        rows = [{"stage": stage, "kind": kinds.get(stage, ""),
+                 "cells": [dict(metrics[n], bar=interval_bar(metrics[n])) if n in metrics else None for n in names]}
+                for stage, metrics in run.stages.items()]
         return {"names": names, "terms": [metric_term(n) for n in names], "rows": rows}
 
-    def _losses(self, run: RunFile) -> dict[str, Any]:
-        d = run.data or {}
-        by_id = {q["id"]: q for q in d.get("questions", [])}
+    def _losses(self, file: RunFile, run: Run) -> dict[str, Any]:
+        by_id = {q.id: q for q in run.questions}
         causes = []
-        for cause in [*CAUSE_ORDER, *[c for c in d.get("losses", {}) if c not in CAUSE_ORDER]]:
-            ids = d.get("losses", {}).get(cause) or []
+        for cause in [*CAUSE_ORDER, *[c for c in run.losses if c not in CAUSE_ORDER]]:
+            ids = run.losses.get(cause) or []
             if not ids:
                 continue
             causes.append({"cause": cause, "text": CAUSES.get(cause, ""), "count": len(ids),
-                           "questions": [{"id": i, "question": by_id.get(i, {}).get("question", ""),
-                                          "kind": by_id.get(i, {}).get("kind", ""),
-                                          "link": self._link(run, by_id.get(i, {}).get("question", ""))}
-                                         for i in ids]})
-        answerable = [q for q in d.get("questions", []) if q.get("answerable")]
+                           "questions": [self._lost(file, i, by_id.get(i)) for i in ids]})
+        answerable = [q for q in run.questions if q.answerable]
         return {"causes": causes, "answerable": len(answerable),
-                "hits": sum(1 for q in answerable if q.get("cause") is None),
-                "unanswerable": len(d.get("questions", [])) - len(answerable),
-                "declined_right": sum(1 for q in d.get("questions", []) if not q.get("answerable")
-                                      and q.get("cause") is None)}
+                "hits": sum(1 for q in answerable if q.cause is None),
+                "unanswerable": len(run.questions) - len(answerable),
+                "declined_right": sum(1 for q in run.questions if not q.answerable and q.cause is None)}
 
-    def _grid(self, run: RunFile) -> dict[str, Any]:
-        d = run.data or {}
-        k = d.get("k", 5)
-        questions = d.get("questions", [])
-        stages = list(dict.fromkeys(s for q in questions for s in q.get("stages", {})))
-        kinds = {s: next(q["stages"][s]["kind"] for q in questions if s in q.get("stages", {})) for s in stages}
+    def _lost(self, file: RunFile, qid: str, record: QuestionRecord | None) -> dict[str, Any]:
+        """A lost question as the losses table lists it; a loss id with no record, by its id alone."""
+        question = record.question if record else ""
+        return {"id": qid, "question": question, "kind": record.kind if record else "",
+                "link": self._link(file, question)}
+
+    def _grid(self, file: RunFile, run: Run) -> dict[str, Any]:
+        kinds = stage_kinds(run.questions)
         order = {c: i for i, c in enumerate(CAUSE_ORDER)}
         rows, unanswerable = [], []
-        for q in sorted(questions, key=lambda q: (q.get("cause") is None, order.get(q.get("cause"), 99), q["id"])):
-            link = self._link(run, q.get("question", ""))
-            if not q.get("answerable"):
-                unanswerable.append({"id": q["id"], "question": q.get("question", ""), "link": link,
-                                     "declined": q.get("declined"), "cause": q.get("cause"),
-                                     "reason": q.get("reason", "")})
+        for q in sorted(run.questions, key=lambda q: (q.cause is None, order.get(q.cause, 99), q.id)):
+            link = self._link(file, q.question)
+            if not q.answerable:
+                unanswerable.append({"id": q.id, "question": q.question, "link": link, "declined": q.declined,
+                                     "cause": q.cause, "reason": q.reason})
                 continue
-            cells = []
-            for s in stages:
-                st = q.get("stages", {}).get(s)
-                rank = st.get("first_relevant_rank") if st else None
-                level = ("absent" if st is None else "none" if rank is None else
-                         "top" if rank <= k else "near" if rank <= 10 else "deep")
-                cells.append({"stage": s, "rank": rank, "level": level})
-            rows.append({"id": q["id"], "question": q.get("question", ""), "kind": q.get("kind", ""),
-                         "cause": q.get("cause"), "link": link, "cells": cells})
-        return {"k": k, "stages": [{"name": s, "kind": kinds[s]} for s in stages], "rows": rows,
+            rows.append({"id": q.id, "question": q.question, "kind": q.kind, "cause": q.cause, "link": link,
+                         "cells": [rank_cell(q, s, run.k) for s in kinds]})
+        return {"k": run.k, "stages": [{"name": s, "kind": kind} for s, kind in kinds.items()], "rows": rows,
                 "unanswerable": unanswerable}
 
-    def _by_kind(self, run: RunFile) -> dict[str, Any]:
-        d = run.data or {}
-        by_kind = d.get("by_kind", {})
-        names = list(dict.fromkeys(n for v in by_kind.values() for n in v))
+    def _by_kind(self, run: Run) -> dict[str, Any]:
+        names = list(dict.fromkeys(n for v in run.by_kind.values() for n in v))
         return {"names": names, "rows": [{"kind": kind, "cells": [dict(v[n], bar=interval_bar(v[n])) if n in v else None
                                                                    for n in names]}
-                                          for kind, v in by_kind.items()]}
+                                          for kind, v in run.by_kind.items()]}
 
     # the index's calibration -----------------------------------------------------------------
 

@@ -268,17 +268,16 @@ class AskView:
         run = self.source.run(self.run_name or "")
         out: dict[str, Any] = {"name": run.name, "file": f"runs/{run.name}.json", "problem": run.problem,
                                "record": None, "same_settings": None, "link": None}
-        if run.data is None:
+        if run.run is None:
             return out
         wanted = normalize_space(self.question).casefold()
-        record = next((r for r in run.data.get("questions", [])
-                       if normalize_space(r.get("question", "")).casefold() == wanted), None)
+        record = next((r for r in run.run.questions if normalize_space(r.question).casefold() == wanted), None)
         if record is not None:
-            out["record"] = {"id": record["id"], "cause": record.get("cause"), "declined": record.get("declined"),
-                             "cause_text": CAUSES.get(record.get("cause") or "", ""),
-                             "ranks": {s: v.get("first_relevant_rank") for s, v in record.get("stages", {}).items()}}
+            out["record"] = {"id": record.id, "cause": record.cause, "declined": record.declined,
+                             "cause_text": CAUSES.get(record.cause or "", ""),
+                             "ranks": {s: v.first_relevant_rank for s, v in record.stages.items()}}
         try:
-            run_config = Config.from_dict(run.data.get("config", {}), origin=out["file"])
+            run_config = Config.from_dict(run.run.config, origin=out["file"])
         except ConfigError:
             return out
         wanted_params = settings.changed(run_config, self.base, self.available)

@@ -23,6 +23,7 @@ from glassrag.errors import GlassragError, GoldenError, StoreError
 from glassrag.evaluate.golden import Question, load_golden, normalize_space
 from glassrag.evaluate.relevance import Judge
 from glassrag.pipeline import Pipeline
+from glassrag.schema import Run
 from glassrag.store import EmbeddedStore, Index, is_postgres, open_store
 from glassrag.web.cache import AnswerCache
 from glassrag.web.route import Label, short_tag
@@ -72,13 +73,13 @@ class BadRequest(GlassragError):
 
 @dataclass(frozen=True)
 class RunFile:
-    """A saved run: its name (file stem), its file, and its content or why it is unreadable."""
+    """A saved run: its name (file stem), its file, and the run it holds (read through its
+    whole shape) or why it is unreadable."""
 
     name: str
     path: Path
-    data: dict[str, Any] | None
+    run: Run | None
     problem: str = ""
-    run: Any = None  # the validated Run when data is not None
 
 
 @dataclass(frozen=True)
@@ -257,8 +258,8 @@ class Source:
     def _golden_candidates(self, index: Index) -> list[Path]:
         named = [index.extra.get(key, {}).get("golden") for key in ("gate", "reranker")]
         for run in self.runs():
-            if run.data:
-                named.append(run.data.get("golden", {}).get("path"))
+            if run.run is not None:
+                named.append(run.run.golden.get("path"))
         paths = [Path(p) for p in named if isinstance(p, str) and p]
         from glassrag.demo import demo_docs, demo_golden
 
@@ -309,7 +310,6 @@ class Catalog:
 
 def _parse_run(name: str, path: Path, body: bytes) -> RunFile:
     from glassrag.errors import RunFileError
-    from glassrag.schema import Run
 
     try:
         data = json.loads(body.decode("utf-8"))
@@ -321,7 +321,7 @@ def _parse_run(name: str, path: Path, body: bytes) -> RunFile:
         run = Run.from_dict(data, f"runs/{name}.json")
     except RunFileError as e:
         return RunFile(name, path, None, e.problem)
-    return RunFile(name, path, data, run=run)
+    return RunFile(name, path, run)
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode
 
 from glassrag.config import Config
@@ -22,6 +22,7 @@ from glassrag.gate.score import score_name
 from glassrag.gate.threshold import Gate, scoring_settings
 from glassrag.pipeline import auto_reranker
 from glassrag.prepared import RUN_NAME, prepared_corpora
+from glassrag.schema import QuestionRecord
 from glassrag.web.ask import ask_link
 from glassrag.web.catalog import Catalog, RunFile, Source
 from glassrag.web.glossary import CAUSES
@@ -98,36 +99,34 @@ def figures(run: Any) -> list[dict[str, Any]]:
              **{key: m.get(key) for key in ("value", "low", "high", "n")}} for label, m in headline(run)]
 
 
-def examples(index: str, records: tuple[Mapping[str, Any], ...]) -> list[dict[str, Any]]:
+def example_group(r: QuestionRecord) -> str | None:
+    """Which of EXAMPLES a question belongs to by what the run did with it; None for an
+    answerable question answered without its answer."""
+    if r.answerable:
+        return "declined, answerable" if r.declined else ("answered" if r.cause is None else None)
+    return "declined, unanswerable" if r.declined else "answered, unanswerable"
+
+
+def examples(index: str, records: Sequence[QuestionRecord]) -> list[dict[str, Any]]:
     """Questions of the run to try, grouped as EXAMPLES, each with what the run did with it."""
-    groups: dict[str, list[Mapping[str, Any]]] = {name: [] for name, _ in EXAMPLES}
+    groups: dict[str, list[QuestionRecord]] = {name: [] for name, _ in EXAMPLES}
     for r in records:
-        declined = bool(r.get("declined"))
-        if r.get("answerable"):
-            group = "declined, answerable" if declined else ("answered" if r.get("cause") is None else None)
-        else:
-            group = "declined, unanswerable" if declined else "answered, unanswerable"
-        if group:
+        if group := example_group(r):
             groups[group].append(r)
-    out = []
-    for name, wanted in EXAMPLES:
-        for r in _spread(groups[name], wanted):
-            cause = r.get("cause")
-            out.append({"id": r["id"], "question": r.get("question", ""), "kind": r.get("kind", ""),
-                        "answerable": bool(r.get("answerable")), "declined": bool(r.get("declined")),
-                        "group": name, "cause": cause, "cause_text": CAUSES.get(cause or "", ""),
-                        "link": ask_link(index, str(r.get("question", "")))})
-    return out
+    return [{"id": r.id, "question": r.question, "kind": r.kind, "answerable": r.answerable,
+             "declined": r.declined, "group": name, "cause": r.cause, "cause_text": CAUSES.get(r.cause or "", ""),
+             "link": ask_link(index, r.question)}
+            for name, wanted in EXAMPLES for r in _spread(groups[name], wanted)]
 
 
-def _spread(records: list[Mapping[str, Any]], wanted: int) -> list[Mapping[str, Any]]:
+def _spread(records: list[QuestionRecord], wanted: int) -> list[QuestionRecord]:
     """`wanted` of `records`, the first of each kind before the others (an on-topic and an
     off-topic decline, say), in the records' order."""
-    kinds: set[Any] = set()
+    kinds: set[str | None] = set()
     first, rest = [], []
     for i, r in enumerate(records):
-        (rest if r.get("kind") in kinds else first).append(i)
-        kinds.add(r.get("kind"))
+        (rest if r.kind in kinds else first).append(i)
+        kinds.add(r.kind)
     return [records[i] for i in sorted((first + rest)[:wanted])]
 
 
