@@ -4,35 +4,17 @@ the experiment log's (each configuration fitted for itself) and the index as bui
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from glassrag.config import Config
 from glassrag.evaluate.fitting import AS_BUILT, EXPERIMENT, SWEEP, Fitting, calibrated, reranked
 from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.evaluate.variant import Variant, variant_for
-from glassrag.indexer import build_index
 from glassrag.store.base import Index
 
-from tests.conftest import HANDBOOK_QUESTIONS
+from tests.evaluate.test_variant import CONFIG, QUESTIONS, handbook, with_gate  # noqa: F401 (a fixture)
 
-CONFIG = Config().with_overrides(retrieve={"retrievers": ["bm25"]}, lsa={"dim": 4}, answer={"k": 2},
-                                 rerank={"method": "none", "pool": 2})
-QUESTIONS = HANDBOOK_QUESTIONS
 K1 = CONFIG.with_overrides(bm25={"k1": 0.9})
-
-
-@pytest.fixture
-def handbook(corpus) -> Index:
-    built, report = build_index([corpus], CONFIG)
-    assert not report.failed
-    return built
-
-
-def with_gate(index: Index, config: Config = CONFIG) -> Index:
-    gate, reader = calibrate_index(index, config, QUESTIONS, config.gate.rule, "hand.jsonl")
-    return replace(index, extra={**index.extra, "gate": gate, "reader": reader})
 
 
 def fit(fitting: Fitting, variant: Variant, config: Config) -> tuple[Index, str]:
