@@ -27,10 +27,12 @@ from typing import Any
 from glassrag.config import Config
 from glassrag.demo import demo_docs, demo_golden
 from glassrag.evaluate.golden import load_golden
-from glassrag.evaluate.runs import evaluate, interval
+from glassrag.evaluate.runs import evaluate
+from glassrag.evaluate.summary import interval
 from glassrag.evaluate.tune import calibrate_index, train_reranker
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
+from glassrag.schema import metric_spec
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from common import save  # noqa: E402
@@ -142,7 +144,7 @@ def cross_validated(index: Any, config: Config, questions: list) -> list[dict[st
 
 
 def pooled(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    return interval(name, [r["metrics"][name] for r in records if name in r.get("metrics", {})])
+    return interval(metric_spec(name), [r["metrics"][name] for r in records if name in r.get("metrics", {})])
 
 
 def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dict[str, Any]:
