@@ -94,8 +94,8 @@ mutation: $(FULL)
 	MUTATION_NAME=beir MUTATION_TESTS="$${T}beir.py" $$M evaluate beir.py && \
 	MUTATION_NAME=grade MUTATION_TESTS="tests/generate/test_grade.py" $$M evaluate grade.py && \
 	MUTATION_NAME=grid MUTATION_TESTS="$${T}grid.py" $$M evaluate grid.py && \
-	MUTATION_NAME=tvr MUTATION_TESTS="$${T}tune.py $${T}tune_rows.py tests/rerank/test_learned.py $${T}variants.py $${T}remember.py" \
-		$$M evaluate tune.py variants.py remember.py && \
+	MUTATION_NAME=tvr MUTATION_TESTS="$${T}tune.py $${T}tune_rows.py tests/rerank/test_learned.py $${T}variant.py $${T}fitting.py $${T}remember.py" \
+		$$M evaluate tune.py variant.py fitting.py remember.py && \
 	MUTATION_NAME=sweep MUTATION_TESTS="$${T}sweep_small.py" $$M evaluate sweep.py
 
 clean:

@@ -26,12 +26,15 @@ from typing import Any
 
 from glassrag.config import Config
 from glassrag.demo import demo_docs, demo_golden
+from glassrag.evaluate.fitting import AS_BUILT
 from glassrag.evaluate.golden import load_golden
-from glassrag.evaluate.runs import evaluate, interval
+from glassrag.evaluate.runs import evaluate
+from glassrag.evaluate.summary import interval
 from glassrag.evaluate.tune import calibrate_index, train_reranker
+from glassrag.evaluate.workbench import Workbench
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
-from glassrag.schema import QuestionRecord
+from glassrag.schema import QuestionRecord, metric_spec
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from common import save  # noqa: E402
@@ -76,7 +79,6 @@ START: dict[str, Any] = {"mmr": {"relevance": None},
                          **tomllib.loads((Path(__file__).parent / "configs" / "start.toml").read_text())}
 CARRY = {"M1": {"analyze"}, "M2": {"chunk"}, "M3": {"chunk"}, "M4": {"bm25"}, "M5": {"lsa"},
          "M6": {"retrieve", "fuse"}}
-INDEX_SECTIONS = {"chunk", "analyze", "lsa"}
 CARRY.update({"M7": {"versions"}, "M8": {"rerank"}, "M9": {"mmr"}, "M10": {"cap"}, "M11": {"gate", "rerank"}})
 # from M7 on, every variant is measured by 5-fold cross-validation within the train split:
 # what is fitted (the learned reranker, the gate and reader thresholds) is fitted on four
@@ -112,7 +114,6 @@ SECOND_LOOK: list[tuple[str, str, list[tuple[str, dict[str, Any]]]]] = [
 ]
 EXPERIMENTS.extend(SECOND_LOOK)
 FOLDS = 5
-_cache: dict[str, Any] = {}
 
 
 def merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -147,17 +148,24 @@ def merged(r: QuestionRecord) -> dict[str, float]:
 
 
 def pooled(records: list[QuestionRecord], name: str) -> dict[str, Any]:
-    return interval(name, [merged(r)[name] for r in records if name in merged(r)])
+    return interval(metric_spec(name), [merged(r)[name] for r in records if name in merged(r)])
 
 
-def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dict[str, Any]:
+def demo_workbench(questions: list) -> Workbench:
+    """The demo's indexes, one per set of index-time settings (each with both retrievers' parts),
+    every variant evaluated on them as it is (no reranker trained, no gate calibrated) through
+    one stage cache per index."""
+    def build(config: Config) -> Any:
+        return build_index([demo_docs()], config.with_overrides(retrieve={"retrievers": ["bm25", "lsa"]}))[0]
+
+    return Workbench(questions, "", fitting=AS_BUILT, build=build)
+
+
+def measure(overrides: dict[str, Any], workbench: Workbench, cv: bool = False) -> dict[str, Any]:
     config = Config().with_overrides(**overrides)
-    key = json.dumps({s: config.to_dict()[s] for s in INDEX_SECTIONS}, sort_keys=True)
-    if key not in _cache:
-        index_config = config.with_overrides(retrieve={"retrievers": ["bm25", "lsa"]})
-        _cache[key] = build_index([demo_docs()], index_config)[0]
+    index = workbench.index(config)
     if cv:
-        records = cross_validated(_cache[key], config, questions)
+        records = cross_validated(index, config, workbench.questions)
         answerable = [r for r in records if r.answerable]
         result = {name: pooled(records, name) for name in
                   ("answer_visible@5", "hit@5", "mrr@10", "source_recall@5",
@@ -166,15 +174,15 @@ def measure(overrides: dict[str, Any], questions: list, cv: bool = False) -> dic
         declined = [r.metrics["answer"]["declined_unanswerable"] for r in records if not r.answerable]
         result["balanced"] = {"value": (sum(ok) / len(ok) + sum(declined) / len(declined)) / 2}
         result["intact"] = sum(bool(r.intact) for r in answerable) / len(answerable)
-        result["chunks"] = len(_cache[key].chunks)
+        result["chunks"] = len(index.chunks)
         return result
-    run = evaluate(Pipeline(_cache[key], config), questions)
+    run = workbench.run(config, "train")
     m = {**run.ranking.metrics, **run.answer.metrics}
     answerable = [r for r in run.questions if r.answerable]
     intact = sum(bool(r.intact) for r in answerable) / len(answerable)
     return {"answer_visible@5": m["answer_visible@5"], "hit@5": m["hit@5"], "mrr@10": m["mrr@10"],
             "source_recall@5": m["source_recall@5"], "intact": intact,
-            "chunks": len(_cache[key].chunks)}
+            "chunks": len(index.chunks)}
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -201,6 +209,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main() -> None:
     questions = load_golden(demo_golden(), "train")
+    workbench = demo_workbench(questions)
     started = time.time()
     results: dict[str, Any] = {}
     base: dict[str, Any] = merge({}, START)
@@ -215,7 +224,7 @@ def main() -> None:
             print(f"  {'':<28}{'':<24}{'':>7}{'':>8}{'':>8}{'unansw.':>10}{'answ.':>10}{'outcome':>10}")
         rows = {}
         for name, overrides in variants:
-            r = measure(merge(base, overrides), questions, cv)
+            r = measure(merge(base, overrides), workbench, cv)
             rows[name] = r
             v = r["answer_visible@5"]
             line = (f"  {name:<28}{v['value']:.3f} [{v['low']:.3f}, {v['high']:.3f}]   "

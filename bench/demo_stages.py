@@ -17,11 +17,10 @@ from typing import Any
 from glassrag.config import Config
 from glassrag.demo import demo_docs, demo_golden
 from glassrag.evaluate.compare import compare_runs
+from glassrag.evaluate.fitting import EXPERIMENT
 from glassrag.evaluate.golden import load_golden
-from glassrag.evaluate.runs import evaluate
-from glassrag.evaluate.tune import calibrate_index, train_reranker
+from glassrag.evaluate.workbench import Workbench
 from glassrag.indexer import build_index
-from glassrag.pipeline import Pipeline
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from common import RESULTS, save  # noqa: E402
@@ -44,21 +43,16 @@ COLUMNS = ("answer hit@5", "ranking mrr@10", "answer source_recall@5", "answer a
 def main() -> None:
     questions = load_golden(demo_golden())
     test = [q for q in questions if q.split == "test"]
-    index = build_index([demo_docs()], Config())[0]
+    # every row fitted for itself on the train split (the reranker where it is learned, the gate
+    # where it is on), as the experiment log fits, and evaluated on test through one stage cache
+    workbench = Workbench(questions, "demo", fitting=EXPERIMENT, build=lambda c: build_index([demo_docs()], c)[0])
     overrides: dict[str, dict[str, Any]] = copy.deepcopy(OFF)
     rows, previous = [], None
     for name, change in ROWS:
         for section, values in change.items():
             overrides[section] = {**overrides.get(section, {}), **values}
         config = Config().with_overrides(**overrides)
-        fitted = copy.copy(index)
-        fitted.extra = {}
-        if config.rerank.method == "learned":
-            fitted.extra["reranker"] = train_reranker(fitted, config, questions, "demo")
-        if config.gate.enabled:
-            gate, reader = calibrate_index(fitted, config, questions, config.gate.rule, "demo")
-            fitted.extra.update(gate=gate, reader=reader)
-        run = evaluate(Pipeline(fitted, config), test)
+        run = workbench.run(config, "test")
         flat = run.flat_metrics()
         row = {"name": name, "metrics": {c: dict(flat[c]) for c in COLUMNS},
                "losses": {c: len(ids) for c, ids in run.losses.items()}}

@@ -33,7 +33,6 @@ Results: bench/results/gate.json and gate.md.
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import platform
 import sys
@@ -46,10 +45,11 @@ import numpy as np
 from glassrag.config import Config
 from glassrag.evaluate.beir import load_beir_questions, with_abstention
 from glassrag.evaluate.golden import load_golden
+from glassrag.evaluate.fitting import Fitting
 from glassrag.evaluate.relevance import Judge
-from glassrag.evaluate.runs import evaluate
+from glassrag.evaluate.workbench import Workbench
 from glassrag.provenance import code_version
-from glassrag.evaluate.tune import calibrate_index, gate_rows, train_reranker
+from glassrag.evaluate.tune import gate_rows, train_reranker
 from glassrag.gate.calibrate import auroc, calibrate
 from glassrag.gate.score import CV_FOLDS, combined_oof, folds, value
 from glassrag.gate.threshold import Gate
@@ -150,13 +150,15 @@ def cross_validate(rows: list[dict[str, Any]], cost: float, seed: int = 0) -> di
     return {k: float(np.mean(v)) if v else float("nan") for k, v in declined.items()}
 
 
-def test_run(index: Any, questions: list, rule: str, cost: float) -> dict[str, Any]:
-    fitted = copy.copy(index)
-    fitted.extra = dict(index.extra)
-    config = index.config.with_overrides(gate={"rule": rule, "cost": cost})
-    gate, reader = calibrate_index(fitted, config, questions, rule, "bench", cost=cost)
-    fitted.extra.update(gate=gate, reader=reader)
-    run = evaluate(Pipeline(fitted, config), [q for q in questions if q.split == "test"])
+def workbench(index: Any, questions: list) -> Workbench:
+    """The corpus's index with its trained reranker, the gate calibrated on train for each rule."""
+    return Workbench(questions, "bench", base=index, fitting=Fitting(reranker="index", gate="config"))
+
+
+def test_run(bench: Workbench, rule: str, cost: float) -> dict[str, Any]:
+    config = bench.base.config.with_overrides(gate={"rule": rule, "cost": cost})
+    gate = bench.fitted(config)[0].extra["gate"]
+    run = bench.run(config, "test")
     k = run.k
     found = [r.gate_signals for r in run.questions if r.answerable and r.gate_signals
              and r.metric("ranking", f"hit@{k}")]
@@ -202,8 +204,8 @@ def main() -> None:
     results["default_cost"] = default
     print(f"default cost: {default} (smallest c with CV declined answerable ≤ {1 - KEEP:.0%} on every corpus)")
     for name, (index, questions) in built.items():
-        rules = [test_run(index, questions, "cost", default), test_run(index, questions, "balanced", 1.0),
-                 test_run(index, questions, "keep95", default)]
+        bench = workbench(index, questions)
+        rules = [test_run(bench, "cost", default), test_run(bench, "balanced", 1.0), test_run(bench, "keep95", default)]
         results["corpora"][name]["test"] = rules
         for r in rules:
             s = r["score"].get("name", "combined")

@@ -17,10 +17,11 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError, GoldenError
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.grid import Grid, from_flags
-from glassrag.evaluate.sweep import (Evaluated, _index_time, _questions, check_metric, choose, run_sweep,
-                                     sweeps_folder, write_sweep)
+from glassrag.evaluate.measure import Evaluated, check_metric
+from glassrag.evaluate.sweep import _questions, choose, run_sweep, sweeps_folder, write_sweep
 from glassrag.evaluate.tune import calibrate_index
-from glassrag.evaluate.variants import fingerprint
+from glassrag.evaluate.variant import fingerprint
+from glassrag.evaluate.workbench import with_index_settings
 from glassrag.indexer import build_index
 from glassrag.store import EmbeddedStore
 
@@ -191,10 +192,10 @@ def test_docs_replace_the_folders_the_index_was_read_from(handbook, tmp_path):
 def test_index_time_settings_come_from_the_configuration_the_rest_from_the_index():
     stored = CONFIG.with_overrides(bm25={"k1": 0.9})
     config = CONFIG.with_overrides(chunk={"size": 50}, bm25={"k1": 2.0}, lsa={"dim": 6})
-    got = _index_time(stored, config)
+    got = with_index_settings(stored, config)
     assert (got.chunk.size, got.lsa.dim, got.bm25.k1) == (50, 6, 0.9)
     assert got.origin("chunk.size") == ("flag", "sweep") and got.origin("bm25.k1") == ("flag", "code")
-    assert _index_time(stored, stored) == stored
+    assert with_index_settings(stored, stored) == stored
 
 
 def test_a_configuration_that_moves_the_gate_is_calibrated_on_train_and_kept(calibrated):
@@ -363,8 +364,11 @@ def test_a_beir_folder_gives_its_split_s_questions(tmp_path):
     (beir / "queries.jsonl").write_text('{"_id": "1", "text": "tilt sensor"}\n{"_id": "2", "text": "battery"}\n')
     (beir / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\n1\tmanual\t1\n")
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n2\tmanual\t1\n")
-    assert [(q.id, q.split) for q in _questions(beir, "train", None)] == [("1", "train")]
-    assert [q.id for q in _questions(beir, "test", None)] == ["2"]
+    assert [(q.id, q.split) for q in _questions(beir, "train", False, None)] == [("1", "train")]
+    # a choice on test, or a test run, reads the test split too, and the train split always
+    assert [(q.id, q.split) for q in _questions(beir, "test", False, None)] == [("1", "train"), ("2", "test")]
+    assert [q.id for q in _questions(beir, "train", True, None)] == ["1", "2"]
+    assert [q.id for q in _questions(beir, "all", False, None)] == ["1", "2"]
 
 
 # what the survivors of the first mutation run showed untested --------------------------------

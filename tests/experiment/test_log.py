@@ -130,22 +130,25 @@ def test_the_baseline_and_the_change_share_the_stages_before_the_change(measured
     before the cap from the baseline's outputs, and its run is the one evaluated without it."""
     from glassrag.evaluate.runs import evaluate
     from glassrag.experiment import work_folder
-    from glassrag.experiment.corpora import Bench, load_corpora
+    from glassrag.experiment.corpora import load_corpora
     from glassrag.experiment.measure import Measurer
     from glassrag.pipeline import Pipeline
 
-    bench = Bench(work_folder(measured_log))  # the fixture built the index there: read, not rebuilt
+    work = work_folder(measured_log)  # the fixture built the index there: read, not rebuilt
     corpora = load_corpora(measured_log)
     cap = load(measured_log / "cap.toml")
-    evidence = Measurer(bench, corpora, bench.work / "runs-shared").measure(cap)
+    measurer = Measurer(work, corpora, work / "runs-shared")
+    evidence = measurer.measure(cap)
+    bench = measurer.workbench(corpora["demo"])
     base, change = cap.configs()
-    cache = bench.cache(corpora["demo"], base)
-    assert cache is bench.cache(corpora["demo"], change)  # the cap needs no re-ingest: one index
-    questions = [q for q in bench.questions(corpora["demo"]) if q.split == "test"]
+    assert [v.built for v in bench.variants()] == [False]  # the cap needs no re-ingest: one index, read
+    cache = bench.variant(base).cache
+    assert cache is bench.variant(change).cache
+    questions = bench.split("test")
     # every question's stages before the cap (analyze, bm25, lsa, versions, rerank) come from the
     # baseline's run: at least five reused outputs a question
     assert cache.hits >= 5 * len(questions)
-    alone = evaluate(Pipeline(bench.fitted(corpora["demo"], change), change), questions, "demo", "test", "demo")
+    alone = evaluate(Pipeline(bench.fitted(change)[0], change), questions, "demo", "test", "demo")
     with_cache = json.loads(Path(evidence["corpora"]["demo"]["runs"]["change"]).read_text())
     without = json.loads(json.dumps(alone.to_dict()))
     assert with_cache["answer"] == without["answer"]

@@ -19,7 +19,7 @@ from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.runs import evaluate
 from glassrag.indexer import build_index
 from glassrag.lab import EXHIBITS
-from glassrag.lab.base import Bench
+from glassrag.lab.base import LabBench
 from glassrag.lab.fusion import config_for
 from glassrag.pipeline import Pipeline
 from glassrag.store import EmbeddedStore
@@ -122,7 +122,7 @@ def test_bm25_search_shows_each_word_and_the_parts_sum_to_the_score(client):
 @pytest.mark.parametrize("params", [{"method": "rrf", "k": 30}, {"method": "weighted", "w": 0.5}])
 def test_fusion_metrics_equal_evaluate_on_the_test_split(client, index, demo_index: Path, params):
     data = client.get("/lab/fusion.json", params=params).json()
-    bench = Bench("check", index, tuple(load_golden(demo_golden())), str(demo_golden()))
+    bench = LabBench("check", index, tuple(load_golden(demo_golden())), str(demo_golden()))
     config = config_for(bench, params["method"], params.get("k", 60), params.get("w", 0.7))
     run = evaluate(Pipeline(index, config), load_golden(demo_golden(), "test", index.documents)).to_dict(deep=False)
     rows = {r["stage"]: r["metrics"] for r in data["rows"]}

@@ -10,18 +10,18 @@ from pathlib import Path
 
 from glassrag.indexer import build_index
 from glassrag.config import Config
-from glassrag.lab.base import Bench
+from glassrag.lab.base import LabBench
 from glassrag.lab.losses import keep_run, read_runs
 
 PER_WORKER = 8  # 5 workers × 8 = 40 runs, fewer than the KEPT = 50 a file keeps
 
 
-def _bench(corpus: Path, folder: Path) -> Bench:
+def _bench(corpus: Path, folder: Path) -> LabBench:
     index, _ = build_index([corpus], Config().with_overrides(retrieve={"retrievers": ["bm25"]}))
-    return Bench("runs", index, (), "", folder)
+    return LabBench("runs", index, (), "", folder)
 
 
-def _keep_many(bench: Bench, worker: int) -> None:
+def _keep_many(bench: LabBench, worker: int) -> None:
     for n in range(PER_WORKER):
         assert keep_run(bench, {"id": f"w{worker}-{n}", "outcomes": {}}) == ""
 

@@ -15,7 +15,7 @@ from glassrag.config import Config
 from glassrag.evaluate.beir import load_beir_questions
 from glassrag.evaluate.runs import evaluate
 from glassrag.indexer import build_index
-from glassrag.lab.base import Bench
+from glassrag.lab.base import LabBench
 from glassrag.lab.fusion import config_for
 from glassrag.lab import EXHIBITS
 from glassrag.pipeline import Pipeline
@@ -75,7 +75,7 @@ def test_scifact_bm25_and_fusion_equal_evaluate(scifact, make_client):
     run = evaluate(Pipeline(index, index.config.with_overrides(bm25={"k1": 1.2, "b": 0.75})), test).to_dict(deep=False)
     assert bm25["test"] == pytest.approx(run["stages"]["bm25"]["recall@5"]["value"], abs=1e-12)
     fusion = client.get("/lab/fusion.json?method=rrf&k=60").json()
-    bench = Bench("check", index, tuple(load_beir_questions(data, "all")), str(data))
+    bench = LabBench("check", index, tuple(load_beir_questions(data, "all")), str(data))
     run = evaluate(Pipeline(index, config_for(bench, "rrf", 60, 0.7)), test).to_dict(deep=False)
     for row in fusion["rows"]:
         assert row["metrics"]["ndcg@10"] == pytest.approx(run["stages"][row["stage"]]["ndcg@10"]["value"], abs=1e-12)

@@ -15,7 +15,7 @@ from rich.text import Text
 from glassrag.cli.common import err, out
 from glassrag.cli.evaluate import evaluation, fmt, golden_check, print_run, runs_folder, save_run
 from glassrag.cli.ingest import ingest
-from glassrag.cli.tune import calibrate, events_needed, rerank_train
+from glassrag.cli.tune import calibrate_command, events_needed, rerank_train_command
 from glassrag.prepared import INDEXES, RUN_NAME, find_corpus, headline, prepared_corpora
 
 
@@ -52,9 +52,9 @@ def build(docs: Path, golden: Path, index: Path, title: str) -> int:
     golden_check(golden, location)  # a GoldenError names every bad line and stops here (exit 4)
     out.rule("3. train the reranker, calibrate the gate and the reader (train split)")
     out.print(f"glassrag rerank-train --index {index} --golden {golden}", markup=False)
-    rerank_train(location, golden)
+    rerank_train_command(location, golden)
     out.print(f"\nglassrag calibrate --index {index} --golden {golden}\n", markup=False)
-    calibrate(location, golden)
+    calibrate_command(location, golden)
     out.rule("4. evaluate every stage on the golden set (test split)")
     out.print(f"glassrag eval --index {index} --golden {golden} --split test --save {RUN_NAME}\n", markup=False)
     run = evaluation(location, golden, "test")

@@ -12,7 +12,7 @@ from glassrag.cli.ask import ask, print_answer
 from glassrag.cli.common import out
 from glassrag.cli.evaluate import evaluation, print_run, runs_folder, save_run
 from glassrag.cli.ingest import ingest
-from glassrag.cli.tune import calibrate, rerank_train
+from glassrag.cli.tune import calibrate_command, rerank_train_command
 
 
 def add_parser(sub: Any) -> None:
@@ -53,9 +53,9 @@ def demo(index: Path) -> int:
         return code
     out.rule("2. train the reranker, calibrate the gate and the reader (train split)")
     out.print(f"glassrag rerank-train --index {index} --golden {golden}")
-    rerank_train(location, golden)
+    rerank_train_command(location, golden)
     out.print(f"\nglassrag calibrate --index {index} --golden {golden}\n")
-    calibrate(location, golden)
+    calibrate_command(location, golden)
     for question in demo_questions():
         out.rule("3. ask")
         out.print(f'glassrag ask "{question}" --index {index}\n')

@@ -38,11 +38,11 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_rerank_train(args: argparse.Namespace) -> int:
-    return rerank_train(args.index, Path(args.golden), args.config)
+    return rerank_train_command(args.index, Path(args.golden), args.config)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    return calibrate(args.index, Path(args.golden), args.config, args.rule, args.cost)
+    return calibrate_command(args.index, Path(args.golden), args.config, args.rule, args.cost)
 
 
 def _train_questions(location: str, golden: Path, config_file: Path | None) -> tuple[Any, Any, Any, list]:
@@ -55,7 +55,7 @@ def _train_questions(location: str, golden: Path, config_file: Path | None) -> t
     return store, index, config, load_questions(golden, "all", index.documents)
 
 
-def rerank_train(location: str, golden: Path, config_file: Path | None = None) -> int:
+def rerank_train_command(location: str, golden: Path, config_file: Path | None = None) -> int:
     """Trains the learned reranker on the train split of `golden` and saves it in the index."""
     from glassrag.evaluate.tune import train_reranker
 
@@ -111,7 +111,7 @@ def print_reranker_decision(cv: dict[str, Any], method: str) -> None:
     out.print(f"decision: {verdict}; {step}", markup=False)
 
 
-def calibrate(location: str, golden: Path, config_file: Path | None = None, rule: str | None = None,
+def calibrate_command(location: str, golden: Path, config_file: Path | None = None, rule: str | None = None,
               cost: float | None = None) -> int:
     """Calibrates the gate and the reader on the train split of `golden`; saved in the index."""
     from glassrag.evaluate.tune import calibrate_index

@@ -36,8 +36,7 @@ def mismatch(index: Index, config: Config) -> list[str]:
     if not index.extra.get("gate"):
         return []
     cal = Calibration.from_dict(index.extra["gate"])  # any stored version (schema/fitted.py)
-    settings = Pipeline(index, replace(config, gate=replace(config.gate, enabled=False))).scoring_settings()
-    out = changed(dict(cal.settings), settings)
+    out = changed(dict(cal.settings), calibration_settings(index, config))
     if cal.rule != config.gate.rule:
         out.append(f"gate.rule was {cal.rule!r}, now {config.gate.rule!r}")
     elif config.gate.rule == "cost" and cal.cost != config.gate.cost:
@@ -47,6 +46,12 @@ def mismatch(index: Index, config: Config) -> list[str]:
     if offtopic_keep(cal.fit) != config.gate.offtopic_keep:
         out.append(f"gate.offtopic_keep was {offtopic_keep(cal.fit)}, now {config.gate.offtopic_keep}")
     return out
+
+
+def calibration_settings(index: Index, config: Config) -> dict[str, Any]:
+    """The scoring settings a calibration made for `config` on `index` is valid for
+    (gate/threshold.py `scoring_settings`: they do not depend on whether the gate is on)."""
+    return Pipeline(index, replace(config, gate=replace(config.gate, enabled=False))).scoring_settings()
 
 
 def calibrated_for(index: Index, config: Config, questions: Sequence[Question], golden: str

@@ -4,6 +4,9 @@ metric, and that configuration alone evaluated on the test split, once.
     sweep = run_sweep("idx", "golden.jsonl", from_flags(["bm25.k1=0.9,1.5", "bm25.b=0.4,0.75"]))
     write_sweep(sweep, Path("idx/sweeps/k1-b"))
 
+The configurations are measured on a workbench (evaluate/workbench.py, `sweep_workbench`):
+the swept index, and an index per other set of index-time settings, each fitted as the
+swept one was and calibrated again for a configuration its calibration does not fit.
 Stages shared by configurations run once (glassrag/stage_cache.py): a k1 × b grid re-runs
 BM25 and what follows it, never the analysis or LSA. The selection metric defaults to
 `ranking mrr@10`: it is read before the gate, so it does not move with the gate's
@@ -17,41 +20,26 @@ import json
 import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
+from glassrag.evaluate.fitting import AS_BUILT, SWEEP
 from glassrag.evaluate.golden import Question
-from glassrag.evaluate.grid import Grid, Point, configure, distance, reingest_settings
-from glassrag.evaluate.runs import evaluate
-from glassrag.evaluate.variants import (Variant, build_variant, calibrated, fingerprint,
-                                        source_roots, variant_for)
-from glassrag.pipeline import Pipeline
+from glassrag.evaluate.grid import Grid, distance
+from glassrag.evaluate.measure import Evaluated, check_metric, measure, measured
+from glassrag.evaluate.variant import Variant, cache_counts, fingerprint
+from glassrag.evaluate.workbench import Workbench
 from glassrag.provenance import provenance
 from glassrag.schema import Run, flat_spec
+from glassrag.store.base import Index
 from glassrag.store.pgschema import redact
 
 SWEEP_FORMAT = "glassrag-sweep"
 SWEEP_FORMAT_VERSION = 1
 DEFAULT_METRIC = "ranking mrr@10"
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass
-class Evaluated:
-    """One configuration of the sweep and its run."""
-
-    name: str
-    point: Point
-    config: Config
-    run: Run
-    index: str  # fingerprint
-    gate: str  # how its gate was calibrated: index, train, none
-    seconds: float
-
-    def metric(self, name: str) -> dict[str, Any]:
-        return dict(self.run.flat_metrics().get(name) or {"value": None})
 
 
 @dataclass
@@ -73,12 +61,7 @@ class Sweep:
     timing: dict[str, float] = field(default_factory=dict)
 
     def cache_counts(self) -> dict[str, int]:
-        counts = {"hits": 0, "misses": 0, "stored": 0}
-        for v in self.variants:
-            if v.cache is not None:
-                for k, n in v.cache.counts().items():
-                    counts[k] += n
-        return counts
+        return cache_counts(self.variants)
 
     def to_dict(self) -> dict[str, Any]:
         def metrics(run: Run) -> dict[str, Any]:
@@ -137,97 +120,98 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
     from glassrag.store import EmbeddedStore
 
     started = time.perf_counter()
-    index_dir = Path(index_dir)
+    index_dir, golden = Path(index_dir), Path(golden)
     stored = EmbeddedStore(index_dir).read()
     base = base or stored.config
-    golden = Path(golden)
-    questions = _questions(golden, split, stored)
-    if not questions:
-        raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
-    train = questions if split == "train" else _questions(golden, "train", stored)
     test = test and split == "train"  # a choice made on test questions has no untouched test left
-    points = grid.points()
-    configs = [(n, p, configure(base, p)) for n, p in points]
-    if any(c.generate.enabled for _, _, c in configs):
+    if any(c.generate.enabled for c in _configs(base, grid)):
         raise ConfigError("the sweep does not generate answers", "leave [generate] enabled off for a sweep")
-    timing = {"indexes_seconds": 0.0, "calibration_seconds": 0.0, "evaluation_seconds": 0.0}
-    variants: dict[str, Variant] = {fingerprint(stored.config): variant_for(stored, str(index_dir), caching)}
-    todo = [c for _, _, c in configs if fingerprint(c) not in variants]
-    roots = list(docs) if docs else (source_roots(stored) if todo else [])
-    evaluated: list[Evaluated] = []
-    total = len(configs) + (1 if test else 0)
-    for i, (cname, point, config) in enumerate(configs, 1):
-        if progress:
-            progress(i - 1, total, cname)
-        variant = _variant(variants, stored, config, roots, index_dir, train, golden, caching, timing)
-        evaluated.append(_evaluate(cname, point, config, variant, questions, train, golden, split,
-                                   str(index_dir), calibrate, timing))
-        if i == 1:
-            check_metric(evaluated[0].run, metric)
+    workbench = sweep_workbench(stored, index_dir, golden, _sources(stored, base, grid, docs), split, test,
+                                calibrate, caching)
+    if not workbench.split(split):
+        raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
+    total = len(grid) + (1 if test else 0)
+    evaluated = measure(workbench, base, grid, split, metric,
+                        progress and (lambda n, what: progress(n, total, what)))
     best, tied = choose(evaluated, metric, base)
     test_run = None
     if test:
         if progress:
-            progress(len(configs), total, "test")
-        test_qs = _questions(golden, "test", stored)
-        variant = variants[fingerprint(best.config)]
-        test_run = _evaluate("best-test", best.point, best.config, variant, test_qs, train, golden,
-                             "test", str(index_dir), calibrate, timing).run
+            progress(len(evaluated), total, "test")
+        test_run = measured(workbench, "best-test", best.point, best.config, "test").run
     if progress:
         progress(total, total, "done")
-    seconds = time.perf_counter() - started
     sweep = Sweep(name, str(index_dir), str(golden), split, metric, grid, base, evaluated, best, tied,
-                  test_run, list(variants.values()), seconds, timing=timing)
+                  test_run, workbench.variants(), time.perf_counter() - started, timing=workbench.timing)
     if measure_uncached:
-        sweep.uncached_seconds = uncached_seconds(sweep, questions, train, calibrate, progress)
+        sweep.uncached_seconds = uncached_seconds(sweep, calibrate, progress)
     return sweep
 
 
-def _questions(golden: Path, split: str, stored: Any) -> list[Question]:
+def sweep_workbench(stored: Index, index_dir: Path, golden: Path, docs: Sequence[Path], split: str, test: bool,
+                    calibrate: bool, caching: bool) -> Workbench:
+    """The workbench a sweep measures on: the swept index as its base, an index per other set
+    of index-time settings built from `docs` and kept under INDEX/sweeps/indexes/FINGERPRINT/,
+    fitted as `glassrag demo` fits (fitting.SWEEP; AS_BUILT without `calibrate`)."""
+    def build(config: Config) -> Index:
+        from glassrag.indexer import build_index
+
+        index, _ = build_index(list(docs), config)
+        if not index.chunks:
+            raise ConfigError(f"no chunk was made from {', '.join(map(str, docs))} with {fingerprint(config)}",
+                              "check --docs")
+        return index
+
+    return Workbench(_questions(golden, split, test, stored), str(golden), label=str(index_dir), base=stored,
+                     build=build, folder=index_dir / "sweeps" / "indexes", fitting=SWEEP if calibrate else AS_BUILT,
+                     caching="all" if caching else "none")
+
+
+def _configs(base: Config, grid: Grid) -> list[Config]:
+    from glassrag.evaluate.grid import configure
+
+    return [configure(base, p) for _, p in grid.points()]
+
+
+def _sources(stored: Index, base: Config, grid: Grid, docs: Sequence[Path] | None) -> list[Path]:
+    """`docs`, else the folders the index was read from when a configuration needs another
+    index (none when every configuration runs on the swept index)."""
+    if docs:
+        return list(docs)
+    own = fingerprint(stored.config)
+    return source_roots(stored) if any(fingerprint(c) != own for c in _configs(base, grid)) else []
+
+
+def _questions(golden: Path, split: str, test: bool, stored: Any) -> list[Question]:
+    """The questions a sweep reads: the split it compares on, the train split (what is fitted
+    is fitted on it) and, when the best is tested, the test split."""
     from glassrag.evaluate.beir import load_beir_questions
     from glassrag.evaluate.golden import load_golden
 
-    if golden.is_dir():
-        return load_beir_questions(golden, split)
-    return load_golden(golden, split, stored.documents)
+    splits = ["all"] if split == "all" else list(dict.fromkeys(["train", split, *(["test"] if test else [])]))
+    load = (lambda s: load_beir_questions(golden, s)) if golden.is_dir() else (
+        lambda s: load_golden(golden, s, stored.documents))
+    return [q for s in splits for q in load(s)]
 
 
-def _variant(variants: dict[str, Variant], stored: Any, config: Config, roots: Sequence[Path],
-             index_dir: Path, train: Sequence[Question], golden: Path, caching: bool,
-             timing: dict[str, float]) -> Variant:
-    fp = fingerprint(config)
-    if fp not in variants:
-        t0 = time.perf_counter()
-        only_index_time = _index_time(stored.config, config)
-        variants[fp] = build_variant(stored, only_index_time, roots, index_dir / "sweeps" / "indexes" / fp,
-                                     train, str(golden), caching)
-        timing["indexes_seconds"] += time.perf_counter() - t0
-    return variants[fp]
-
-
-def _index_time(stored: Config, config: Config) -> Config:
-    """The swept index's settings with `config`'s index-time ones: what a variant is built,
-    trained and calibrated with (the configurations' query-time settings come later)."""
-    changed: dict[str, dict[str, Any]] = {}
-    for name, value in reingest_settings(config).items():
-        if stored.value(name) != value:
-            section, key = name.split(".", 1)
-            changed.setdefault(section, {})[key] = value
-    return stored.updated(changed, "sweep", "flag")
-
-
-def _evaluate(name: str, point: Point, config: Config, variant: Variant, questions: Sequence[Question],
-              train: Sequence[Question], golden: Path, split: str, index_path: str, calibrate: bool,
-              timing: dict[str, float]) -> Evaluated:
-    t0 = time.perf_counter()
-    index, how = calibrated(variant, config, train, str(golden)) if calibrate else (variant.index, "index")
-    t1 = time.perf_counter()
-    run = evaluate(Pipeline(index, config, variant.cache), questions, golden_path=str(golden), split=split,
-                   index_path=index_path, judge=variant.judge)
-    t2 = time.perf_counter()
-    timing["calibration_seconds"] += t1 - t0
-    timing["evaluation_seconds"] += t2 - t1
-    return Evaluated(name, point, config, run, variant.fingerprint, how, t2 - t0)
+def source_roots(index: Index) -> list[Path]:
+    """The folders the index's documents were read from, recovered from each document's
+    source path and its path-derived id (`manuals/tx200` read from ROOT/manuals/tx200.md),
+    so a re-ingest gives the documents the same ids."""
+    roots: list[Path] = []
+    for doc in index.documents.values():
+        if doc.format == "beir":
+            raise ConfigError("this index was built from a BEIR corpus: the sweep cannot find its files",
+                              "give the corpus folder with --docs")
+        source = Path(doc.source)
+        depth = len(PurePosixPath(doc.id).parts)
+        root = source.parents[depth - 1] if depth <= len(source.parents) else source.parent
+        if not root.is_dir():
+            raise ConfigError(f"document {doc.id} was read from {source}, which is gone",
+                              "give the source documents with --docs PATH")
+        if root not in roots:
+            roots.append(root)
+    return roots
 
 
 def choose(evaluated: Sequence[Evaluated], metric: str, base: Config) -> tuple[Evaluated, list[str]]:
@@ -246,28 +230,22 @@ def choose(evaluated: Sequence[Evaluated], metric: str, base: Config) -> tuple[E
     return best, [e.name for e in tied if e is not best]
 
 
-def check_metric(run: Run, metric: str) -> None:
-    """ConfigError listing the metrics a run has when `metric` is not one of them."""
-    known = run.flat_metrics()
-    if metric not in known:
-        raise ConfigError(f"unknown metric {metric!r}", "choose one of: " + ", ".join(known))
-
-
-def uncached_seconds(sweep: Sweep, questions: Sequence[Question], train: Sequence[Question],
-                     calibrate: bool, progress: Progress | None = None) -> float:
+def uncached_seconds(sweep: Sweep, calibrate: bool, progress: Progress | None = None) -> float:
     """The sweep's configurations evaluated again as `glassrag calibrate` and `glassrag eval`
-    would, one by one, with no cache: the time it takes (the runs are dropped)."""
+    would, one by one, with no cache: the time it takes (the runs are dropped). Its indexes
+    are read from where the sweep kept them before the clock starts."""
     from glassrag.store import EmbeddedStore
 
-    plain = {v.fingerprint: variant_for(EmbeddedStore(v.path).read(), v.path, caching=False)
-             for v in sweep.variants}
+    index_dir, golden = Path(sweep.index_path), Path(sweep.golden)
+    stored = EmbeddedStore(index_dir).read()
+    plain = sweep_workbench(stored, index_dir, golden, [], sweep.split, False, calibrate, caching=False)
+    for e in sweep.configs:
+        plain.variant(e.config)
     t0 = time.perf_counter()
-    timing: dict[str, float] = {"calibration_seconds": 0.0, "evaluation_seconds": 0.0}
     for i, e in enumerate(sweep.configs):
         if progress:
             progress(i, len(sweep.configs), f"uncached {e.name}")
-        _evaluate(e.name, e.point, e.config, plain[e.index], questions, train, Path(sweep.golden),
-                  sweep.split, sweep.index_path, calibrate, timing)
+        measured(plain, e.name, e.point, e.config, sweep.split)
     return time.perf_counter() - t0
 
 

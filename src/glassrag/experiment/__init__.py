@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from glassrag.experiment.corpora import Bench, load_corpora
+from glassrag.experiment.corpora import load_corpora
 from glassrag.experiment.log import Experiment, find, load, load_all
 from glassrag.experiment.measure import Measurer
 from glassrag.experiment.verdict import decide
@@ -41,7 +41,7 @@ def run_experiments(log: Path, experiments: list[Experiment],
     """Measure each experiment and write its evidence (atomically, one file each); with
     `only`, measure those corpora and keep the others' figures from the last evidence."""
     work = work_folder(log)
-    measurer = Measurer(Bench(work), load_corpora(log), work / "runs", progress)
+    measurer = Measurer(work, load_corpora(log), work / "runs", progress)
     results = []
     for experiment in experiments:
         evidence = measurer.measure(experiment, only, read_evidence(log, experiment.name) if only else None)

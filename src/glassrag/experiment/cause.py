@@ -143,19 +143,19 @@ def measure_cause(log: Any, progress: Callable[[str], None] | None = None) -> di
 
     from glassrag.config import Config
     from glassrag.experiment import work_folder
-    from glassrag.experiment.corpora import Bench, load_corpora
+    from glassrag.experiment.corpora import load_corpora, workbench
 
     evidence = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((log / "results").glob("*.json"))]
     outcome = answered(evidence)
     corpora = load_corpora(log)
-    bench = Bench(work_folder(log))
     rows = []
     for name, ids in outcome.items():
         if name not in corpora or corpora[name].missing():
             continue
         (progress or (lambda m: None))(f"shared cause: {name}")
-        index = bench.index(corpora[name], Config())
-        by_id = {q.id: q for q in bench.questions(corpora[name])}
+        made = workbench(corpora[name], work_folder(log))
+        index = made.index(Config())
+        by_id = {q.id: q for q in made.questions}
         rows += [{"corpus": name, "id": qid, "answered": ok, **features(by_id[qid], index.chunks, index.analyzer)}
                  for qid, ok in ids.items() if qid in by_id]
     return {**shared_cause(rows), "metric": METRIC, "configurations": configurations(evidence),

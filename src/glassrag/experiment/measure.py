@@ -25,7 +25,8 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.evaluate.compare import compare_runs, question_metrics
 from glassrag.stats import holm
-from glassrag.experiment.corpora import Bench, Corpus, digest
+from glassrag.evaluate.workbench import Workbench
+from glassrag.experiment.corpora import Corpus, workbench
 from glassrag.experiment import verdict as verdict_rule
 from glassrag.experiment.log import Experiment
 from glassrag.provenance import provenance
@@ -35,26 +36,24 @@ ALPHA = 0.05
 
 
 class Measurer:
-    """Runs experiments on a Bench, evaluating each configuration once per corpus (a
-    baseline shared by several experiments is run once)."""
+    """Runs experiments on one workbench per corpus (experiment/corpora.py `workbench`, under
+    the work folder `work`), evaluating each configuration once per corpus (a baseline shared
+    by several experiments is run once)."""
 
-    def __init__(self, bench: Bench, corpora: dict[str, Corpus], runs: Path,
+    def __init__(self, work: Path, corpora: dict[str, Corpus], runs: Path,
                  progress: Callable[[str], None] | None = None) -> None:
-        self.bench, self.corpora, self.runs = bench, corpora, runs
+        self.work, self.corpora, self.runs = work, corpora, runs
         self.progress = progress or (lambda message: None)
-        self._done: dict[tuple[str, str, str], Run] = {}
+        self._workbenches: dict[str, Workbench] = {}
+
+    def workbench(self, corpus: Corpus) -> Workbench:
+        """The corpus's workbench, made once."""
+        if corpus.name not in self._workbenches:
+            self._workbenches[corpus.name] = workbench(corpus, self.work)
+        return self._workbenches[corpus.name]
 
     def run(self, corpus: Corpus, config: Config, split: str) -> Run:
-        from glassrag.evaluate.runs import evaluate
-        from glassrag.pipeline import Pipeline
-
-        key = (corpus.name, digest(config.to_dict()), split)
-        if key not in self._done:
-            index = self.bench.fitted(corpus, config)
-            questions = [q for q in self.bench.questions(corpus) if q.split == split]
-            self._done[key] = evaluate(Pipeline(index, config, self.bench.cache(corpus, config)), questions,
-                                       corpus.name, split, corpus.name)
-        return self._done[key]
+        return self.workbench(corpus).run(config, split)
 
     def measure(self, experiment: Experiment, only: list[str] | None = None,
                 before: dict[str, Any] | None = None) -> dict[str, Any]:

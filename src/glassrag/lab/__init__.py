@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from glassrag.lab import bm25, cuts, fusion, losses, lsa, rerank
-from glassrag.lab.base import Bench
+from glassrag.lab.base import LabBench
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Exhibit:
     number: int
     title: str
     summary: str
-    compute: Callable[[Bench, Mapping[str, str]], dict[str, Any]]
+    compute: Callable[[LabBench, Mapping[str, str]], dict[str, Any]]
     params: frozenset[str]
 
 
@@ -46,4 +46,4 @@ EXHIBITS: dict[str, Exhibit] = {
                       frozenset({"k", "budget", "gate", "rerank", "a", "b"})),
 }
 
-__all__ = ["EXHIBITS", "Exhibit", "Bench"]
+__all__ = ["EXHIBITS", "Exhibit", "LabBench"]

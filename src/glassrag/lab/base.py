@@ -1,10 +1,11 @@
-"""What every exhibit of the lab shares: the index and its labelled questions (a `Bench`),
+"""What every exhibit of the lab shares: the index and its labelled questions (a `LabBench`),
 reading a page's settings, and ranking questions through glassrag's own stages.
 
-A Bench is made once per index generation and kept by the web app; it holds a stage cache
-(glassrag/stage_cache.py, as a sweep does), so a change of one setting re-runs only the
-stages it reaches, and a memo of finished computations (a heat map, a trained model).
-Computations on one Bench run one at a time (the stage cache is not thread-safe).
+A LabBench is made once per index generation and kept by the web app; it measures through a
+workbench (evaluate/workbench.py, as a sweep and the experiment log do) that keeps one stage
+cache, so a change of one setting re-runs only the stages it reaches, and it keeps a memo of
+finished computations (a heat map, a trained model). Computations on one LabBench run one at
+a time (the stage cache is not thread-safe).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from glassrag.config import SETTINGS, Config
 from glassrag.errors import ConfigError, QueryError
+from glassrag.evaluate.fitting import AS_BUILT
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.metrics import evaluate_run, mean_of
 from glassrag.evaluate.relevance import Judge
+from glassrag.evaluate.workbench import Workbench
 from glassrag.pipeline import Pipeline
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
@@ -34,22 +37,26 @@ RETRIEVAL_ONLY = {"rerank": {"method": "none"}, "gate": {"enabled": False}, "ver
 
 
 @dataclass
-class Bench:
-    """One index generation and its labelled questions, with the caches the exhibits share."""
+class LabBench:
+    """One index generation and its labelled questions, with the caches the exhibits share:
+    its workbench (evaluate/workbench.py: the index as it is, one stage cache, one judge),
+    the pipelines of the settings asked for lately, and a memo."""
 
     name: str
     index: Index
     questions: tuple[Question, ...]
     golden: str  # the golden file or BEIR folder the questions came from ("" when none)
     folder: Path | None = None  # the index folder (where exhibit 6 keeps the user's runs)
+    workbench: Workbench = field(init=False)
     judge: Judge = field(init=False)
-    cache: StageCache = field(init=False)
+    cache: StageCache | None = field(init=False)
     memo: dict[str, Any] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
-        self.judge = Judge(self.index.chunks)
-        self.cache = StageCache(self.name)
+        self.workbench = Workbench(self.questions, self.golden, base=self.index, fitting=AS_BUILT)
+        own = self.workbench.variant(self.index.config)
+        self.judge, self.cache = own.judge, own.cache
         self._pipelines: dict[str, Pipeline] = {}
 
     def split(self, name: str) -> list[Question]:
@@ -69,13 +76,13 @@ class Bench:
         return (base or self.index.config).with_overrides(**sections) if sections else (base or self.index.config)
 
     def pipeline(self, config: Config) -> Pipeline:
-        """A pipeline sharing the Bench's stage cache, one per configuration."""
+        """The workbench's pipeline of `config` (sharing its stage cache), kept per configuration."""
         key = config.key()
         with self.lock:
             if key not in self._pipelines:
                 if len(self._pipelines) > 64:
                     self._pipelines.clear()
-                self._pipelines[key] = Pipeline(self.index, config, self.cache)
+                self._pipelines[key] = self.workbench.pipeline(config)
             return self._pipelines[key]
 
     def remember(self, key: Any, compute: Callable[[], T]) -> T:
@@ -89,12 +96,12 @@ class Bench:
             return self.memo[text]  # type: ignore[no-any-return]
 
 
-def qrels_of(bench: Bench, questions: Sequence[Question]) -> Qrels:
+def qrels_of(bench: LabBench, questions: Sequence[Question]) -> Qrels:
     """The labelled units of each answerable question (as evaluate() builds its qrels)."""
     return {q.id: dict(bench.judge.judge(q).units) for q in questions if q.answerable}
 
 
-def retriever_rankings(bench: Bench, config: Config, questions: Sequence[Question],
+def retriever_rankings(bench: LabBench, config: Config, questions: Sequence[Question],
                        names: Sequence[str]) -> Ranked:
     """Each named retriever's ranked units per answerable question, from the pipeline's own
     analysis and retriever stages (no fusion, nothing after): the lists `glassrag eval`
@@ -116,9 +123,9 @@ def retriever_rankings(bench: Bench, config: Config, questions: Sequence[Questio
     return out
 
 
-def pipeline_rankings(bench: Bench, config: Config, questions: Sequence[Question]) -> tuple[Ranked, dict[str, Any]]:
+def pipeline_rankings(bench: LabBench, config: Config, questions: Sequence[Question]) -> tuple[Ranked, dict[str, Any]]:
     """Every stage's ranked units per question and each question's Answer, from the whole
-    pipeline run with the Bench's stage cache (exactly the lists evaluate() measures)."""
+    pipeline run with the LabBench's stage cache (exactly the lists evaluate() measures)."""
     pipeline = bench.pipeline(config)
     ranked: Ranked = {}
     answers: dict[str, Any] = {}

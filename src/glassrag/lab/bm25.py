@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from glassrag.errors import ConfigError, QueryError
-from glassrag.lab.base import Bench, means, qrels_of, retriever_rankings, setting
+from glassrag.lab.base import LabBench, means, qrels_of, retriever_rankings, setting
 
 K1S = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0)
 BS = (0.0, 0.2, 0.4, 0.6, 0.75, 0.9, 1.0)
@@ -26,7 +26,7 @@ METRIC = "recall@5"
 SHOWN = 5  # hits shown for the search
 
 
-def recall(bench: Bench, k1: float, b: float, split: str) -> float:
+def recall(bench: LabBench, k1: float, b: float, split: str) -> float:
     """The BM25 stage's mean recall@5 on a split at (k1, b), kept per generation."""
     def compute() -> float:
         questions = bench.split(split)
@@ -37,14 +37,14 @@ def recall(bench: Bench, k1: float, b: float, split: str) -> float:
     return bench.remember(("bm25-recall", k1, b, split), compute)
 
 
-def heat(bench: Bench) -> dict[str, Any]:
+def heat(bench: LabBench) -> dict[str, Any]:
     """Train recall@5 at every (k1, b) of the grid and the best cell (ties: the first)."""
     values = {(i, j): recall(bench, k1, b, "train") for i, k1 in enumerate(K1S) for j, b in enumerate(BS)}
     best = max(values, key=lambda c: (values[c], -c[0], -c[1]))
     return {"k1": list(K1S), "b": list(BS), "values": values, "best": best}
 
 
-def search(bench: Bench, question: str, k1: float, b: float) -> dict[str, Any]:
+def search(bench: LabBench, question: str, k1: float, b: float) -> dict[str, Any]:
     """The top hits for `question` with each question word's part of the score (BM25.explain)."""
     pipeline = bench.pipeline(bench.config(bm25={"k1": k1, "b": b}))
     try:
@@ -65,7 +65,7 @@ def search(bench: Bench, question: str, k1: float, b: float) -> dict[str, Any]:
             "avgdl": float(pipeline.bm25.avgdl)}
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.bm25
     k1 = setting(params, "k1", "bm25.k1", own.k1)
@@ -89,7 +89,7 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _example(bench: Bench) -> str:
+def _example(bench: LabBench) -> str:
     """An identifier question when there is one (the exact word BM25 is good at)."""
     kinds = [q for q in bench.questions if q.kind == "identifier"] or list(bench.questions)
     return kinds[0].question if kinds else "error E-4107"

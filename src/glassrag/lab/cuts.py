@@ -24,7 +24,7 @@ from glassrag.chunk.units import UNITS, count_units
 from glassrag.errors import ConfigError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.relevance import Judge
-from glassrag.lab.base import Bench, choice, setting
+from glassrag.lab.base import LabBench, choice, setting
 from glassrag.schema import Chunk, Document
 
 CHOICES = tuple(n for n in CHUNKERS if n != "document")  # "document" does not cut
@@ -34,7 +34,7 @@ MAX_SIZE = 5000
 MIN_SIZE = {"words": 10, "tokens": 10, "chars": 50}  # smaller cuts make tens of thousands of chunks
 
 
-def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def settings(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     """The chunker, unit, size, overlap and document a page asks for (the index's own by default)."""
     own = bench.index.config.chunk
     chunker = choice(params, "chunker", own.chunker if own.chunker in CHOICES else "fixed", CHOICES)
@@ -54,7 +54,7 @@ def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
     return {"chunker": chunker, "unit": unit, "size": size, "overlap": overlap, "split": split, "doc": doc}
 
 
-def _busiest(bench: Bench, docs: list[str]) -> str:
+def _busiest(bench: LabBench, docs: list[str]) -> str:
     """The document most labelled answers point to (the first when none)."""
     counts: dict[str, int] = {}
     for q in bench.questions:
@@ -63,7 +63,7 @@ def _busiest(bench: Bench, docs: list[str]) -> str:
     return max(docs, key=lambda d: (counts.get(d, 0), -docs.index(d))) if docs else ""
 
 
-def cut(bench: Bench, chunker: str, unit: str, size: int, overlap: int) -> dict[str, list[Chunk]]:
+def cut(bench: LabBench, chunker: str, unit: str, size: int, overlap: int) -> dict[str, list[Chunk]]:
     """Every document's chunks with these settings (glassrag's own chunker)."""
     made = make_chunker(chunker, size=size, overlap=overlap, unit=unit)
     return {d.id: made.chunk(d) for d in bench.index.documents.values()}
@@ -94,7 +94,7 @@ def predicted_count(documents: Sequence[Document], unit: str, size: int, overlap
     return sum(chunk_count(count_units(d.text, unit), size, overlap) for d in documents)
 
 
-def point(bench: Bench, chunker: str, unit: str, size: int, overlap: int, split: str) -> dict[str, Any]:
+def point(bench: LabBench, chunker: str, unit: str, size: int, overlap: int, split: str) -> dict[str, Any]:
     """Measured and predicted count and intact rate at one size, kept per generation (the
     numbers only: a corpus's chunks are cut again when asked for)."""
     def compute() -> dict[str, Any]:
@@ -112,7 +112,7 @@ def point(bench: Bench, chunker: str, unit: str, size: int, overlap: int, split:
     return bench.remember(("cuts-point", chunker, unit, size, overlap, split), compute)
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     s = settings(bench, params)
     questions = bench.split(s["split"])
     here = dict(point(bench, s["chunker"], s["unit"], s["size"], s["overlap"], s["split"]))

@@ -9,7 +9,7 @@ and the three lists of a picked question.
     nDCG@10 = Σ_{i ≤ 10} gain_i / log2(i + 1), divided by the ideal ordering's
 
 The lists are the stages `bm25`, the embedding's and `fuse` of glassrag's Pipeline with
-retrievers [bm25, embedding] and nothing after fusion, run with the Bench's stage cache
+retrievers [bm25, embedding] and nothing after fusion, run with the LabBench's stage cache
 (a change of k or w re-runs the fusion only); the metrics are evaluate_run's, so they equal
 the same stages of a `glassrag eval` run with these settings.
 """
@@ -20,13 +20,13 @@ from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.lab.base import RETRIEVAL_ONLY, Bench, means, number, pipeline_rankings, qrels_of, setting
+from glassrag.lab.base import RETRIEVAL_ONLY, LabBench, means, number, pipeline_rankings, qrels_of, setting
 
 METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 LISTED = 10  # the depth of the lists shown for a picked question
 
 
-def embedding(bench: Bench) -> str:
+def embedding(bench: LabBench) -> str:
     """The index's embedding retriever: LSA when it has a model, else its first neural one."""
     if bench.index.lsa is not None:
         return "lsa"
@@ -36,13 +36,13 @@ def embedding(bench: Bench) -> str:
                       "build it with an LSA model (the default) to fuse two rankers")
 
 
-def config_for(bench: Bench, method: str, k: int, w: float) -> Config:
+def config_for(bench: LabBench, method: str, k: int, w: float) -> Config:
     """BM25 and the embedding fused by `method`, nothing after fusion."""
     return bench.config(retrieve={"retrievers": ["bm25", embedding(bench)], "observe": []},
                         fuse={"method": method, "k": k, "weight": w}, **RETRIEVAL_ONLY)
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.fuse
     method = setting(params, "method", "fuse.method", own.method)
@@ -79,7 +79,7 @@ def _first_rank(units: list[str]) -> int | None:
     return next((i for i, u in enumerate(units, 1) if not u.startswith("~")), None)
 
 
-def _lists(bench: Bench, answer: Any, stages: list[str], qid: str) -> dict[str, Any]:
+def _lists(bench: LabBench, answer: Any, stages: list[str], qid: str) -> dict[str, Any]:
     question = next(q for q in bench.questions if q.id == qid)
     relevant = bench.judge.judge(question).relevant_chunks()
     out = {}

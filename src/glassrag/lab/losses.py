@@ -28,8 +28,7 @@ except ImportError:  # Windows
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
-from glassrag.evaluate.runs import evaluate
-from glassrag.lab.base import Bench, choice, setting
+from glassrag.lab.base import LabBench, choice, setting
 from glassrag.schema import QuestionRecord
 from glassrag.stage_cache import digest
 from glassrag.stats import mcnemar_exact
@@ -37,7 +36,7 @@ from glassrag.stats import mcnemar_exact
 KEPT = 50  # runs kept in INDEX/lab/runs.json, newest last
 
 
-def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def settings(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     c = bench.index.config
     return {"answer.k": setting(params, "k", "answer.k", c.answer.k, (1, 20)),
             "answer.budget_words": setting(params, "budget", "answer.budget_words", c.answer.budget_words,
@@ -46,7 +45,7 @@ def settings(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
             "rerank.method": choice(params, "rerank", c.rerank.method, ("auto", "none", "learned"))}
 
 
-def config_of(bench: Bench, chosen: dict[str, Any]) -> Config:
+def config_of(bench: LabBench, chosen: dict[str, Any]) -> Config:
     sections: dict[str, dict[str, Any]] = {}
     for name, value in chosen.items():
         section, key = name.split(".")
@@ -54,17 +53,14 @@ def config_of(bench: Bench, chosen: dict[str, Any]) -> Config:
     return bench.config(**sections)
 
 
-def run_with(bench: Bench, chosen: dict[str, Any]) -> Any:
-    """The evaluate() run of the test split with these settings, kept per generation."""
-    def compute() -> Any:
-        return evaluate(bench.pipeline(config_of(bench, chosen)), bench.split("test"), golden_path=bench.golden,
-                        split="test", judge=bench.judge)
-
+def run_with(bench: LabBench, chosen: dict[str, Any]) -> Any:
+    """The evaluate() run of the test split with these settings, kept per generation (by
+    the workbench, evaluate/workbench.py)."""
     with bench.lock:
-        return bench.remember(("losses-run", chosen), compute)
+        return bench.workbench.run(config_of(bench, chosen), "test")
 
 
-def packing(bench: Bench, chosen: dict[str, Any]) -> dict[str, dict[str, int]]:
+def packing(bench: LabBench, chosen: dict[str, Any]) -> dict[str, dict[str, int]]:
     """Per test question, what the budget packed: passages and words (the budget stage of the
     same pipeline, every stage before it looked up in the stage cache)."""
     def compute() -> dict[str, dict[str, int]]:
@@ -84,11 +80,11 @@ def packing(bench: Bench, chosen: dict[str, Any]) -> dict[str, dict[str, int]]:
         return bench.remember(("losses-packing", chosen), compute)
 
 
-def runs_file(bench: Bench) -> Path | None:
+def runs_file(bench: LabBench) -> Path | None:
     return None if bench.folder is None else bench.folder / "lab" / "runs.json"
 
 
-def read_runs(bench: Bench) -> list[dict[str, Any]]:
+def read_runs(bench: LabBench) -> list[dict[str, Any]]:
     path = runs_file(bench)
     if path is None or not path.is_file():
         return []
@@ -99,7 +95,7 @@ def read_runs(bench: Bench) -> list[dict[str, Any]]:
         return []
 
 
-def keep_run(bench: Bench, record: dict[str, Any]) -> str:
+def keep_run(bench: LabBench, record: dict[str, Any]) -> str:
     """Adds the run to INDEX/lab/runs.json (a temporary file renamed into place) under an
     exclusive lock on INDEX/lab/.runs.lock, so two runs kept at once, by two threads or two
     `serve --workers` processes, both stay; returns what happened, for the page ("" when saved)."""
@@ -153,7 +149,7 @@ def quoted(r: QuestionRecord) -> str:
     return str(r.quote.get("text", "")) if r.quote and r.quote.get("found") else ""
 
 
-def exhibit(bench: Bench, params: Mapping[str, str], record: bool = False) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str], record: bool = False) -> dict[str, Any]:
     """The exhibit's data; with `record` (a POST of the page's form, never a GET: issue 28.3)
     the run is also kept in INDEX/lab/runs.json."""
     bench.needs_questions()

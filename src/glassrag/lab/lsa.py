@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.lab.base import Bench, choice, means, number, qrels_of, retriever_rankings
+from glassrag.lab.base import LabBench, choice, means, number, qrels_of, retriever_rankings
 
 NEAREST = 10
 MAP_POINTS = 1500  # chunks drawn at most (evenly spaced in index order)
@@ -28,13 +28,13 @@ MAP_WORDS = 120  # the most widespread words drawn
 PAIR = ("E-4107", "E-4170")
 
 
-def _model(bench: Bench) -> Any:
+def _model(bench: LabBench) -> Any:
     if bench.index.lsa is None or not bench.index.lsa.vocab:
         raise ConfigError(f"index {bench.name!r} has no LSA model", "build it with [lsa] dim > 0 (the default)")
     return bench.index.lsa
 
 
-def word_vectors(bench: Bench) -> np.ndarray:
+def word_vectors(bench: LabBench) -> np.ndarray:
     """Rows of U_k S_k for every word (from the stored U_k S_k⁻¹: × s_i², s_i² ∝ variance share)."""
     lsa = _model(bench)
     return bench.remember(("lsa-words",), lambda: np.asarray(lsa.term_vectors, dtype=np.float64)
@@ -46,7 +46,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1.0, norms)
 
 
-def nearest_words(bench: Bench, word: str, dims: int) -> dict[str, Any]:
+def nearest_words(bench: LabBench, word: str, dims: int) -> dict[str, Any]:
     """The words whose vectors (first `dims` dimensions) are nearest the word's by cosine."""
     lsa = _model(bench)
     tokens = [t for t in bench.index.analyzer(word) if t in lsa.vocab]
@@ -64,7 +64,7 @@ def nearest_words(bench: Bench, word: str, dims: int) -> dict[str, Any]:
     return {"word": word, "token": token, "nearest": out}
 
 
-def pair(bench: Bench, a: str, b: str, dims: int) -> dict[str, Any]:
+def pair(bench: LabBench, a: str, b: str, dims: int) -> dict[str, Any]:
     """Where two texts land when folded in: their cosine, map positions and nearest chunks."""
     lsa = _model(bench)
     folded = [lsa.embed_query(t)[:dims] for t in (a, b)]
@@ -82,7 +82,7 @@ def pair(bench: Bench, a: str, b: str, dims: int) -> dict[str, Any]:
     return {"a": rows[0], "b": rows[1], "cosine": cosine}
 
 
-def points(bench: Bench, view: str) -> list[dict[str, Any]]:
+def points(bench: LabBench, view: str) -> list[dict[str, Any]]:
     """Chunks (coloured by document) or the most widespread words on dimensions 1 and 2."""
     lsa = _model(bench)
     if view == "words":
@@ -104,7 +104,7 @@ def points(bench: Bench, view: str) -> list[dict[str, Any]]:
     return out
 
 
-def test_recall(bench: Bench) -> float | None:
+def test_recall(bench: LabBench) -> float | None:
     """The LSA stage's recall@5 on the test split, as `glassrag eval` measures it."""
     def compute() -> float | None:
         questions = bench.split("test")
@@ -117,7 +117,7 @@ def test_recall(bench: Bench) -> float | None:
     return bench.remember(("lsa-recall",), compute)
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     lsa = _model(bench)
     full = int(lsa.term_vectors.shape[1])
     dims = number(params, "dims", full, 2, full, whole=True)
@@ -137,6 +137,6 @@ def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
             "test_recall": test_recall(bench) if bench.questions else None}
 
 
-def _default_word(bench: Bench) -> str:
+def _default_word(bench: LabBench) -> str:
     vocab = _model(bench).vocab
     return next((w for w in ("calibration", "battery", "laser", "cell", "protein") if w in vocab), next(iter(vocab)))

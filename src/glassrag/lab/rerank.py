@@ -21,7 +21,7 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.tune import reranker_model, reranker_rows
-from glassrag.lab.base import Bench, choice, means, number, qrels_of, setting
+from glassrag.lab.base import LabBench, choice, means, number, qrels_of, setting
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.rerank.features import FeatureMaker
@@ -34,13 +34,13 @@ LAMBDAS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 L2S = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
-def before_config(bench: Bench) -> Config:
+def before_config(bench: LabBench) -> Config:
     """The settings whose list the reranker receives (as train_reranker runs them)."""
     return bench.config(rerank={"method": "none"}, mmr={"relevance": None}, cap={"per_document": 0},
                         gate={"enabled": False})
 
 
-def trained(bench: Bench, l2: float) -> tuple[dict[str, Any], Index]:
+def trained(bench: LabBench, l2: float) -> tuple[dict[str, Any], Index]:
     """The model fitted on the train split's rows (tune.reranker_rows, made once) with penalty
     `l2` by tune.reranker_model, as `glassrag rerank-train` does with l2 = 1; and the index holding it."""
     def compute() -> tuple[dict[str, Any], Index]:
@@ -52,14 +52,14 @@ def trained(bench: Bench, l2: float) -> tuple[dict[str, Any], Index]:
     return bench.remember(("rerank-model", l2), compute)
 
 
-def reranked_config(bench: Bench, mmr: float | None = None, versions: str | None = None) -> Config:
+def reranked_config(bench: LabBench, mmr: float | None = None, versions: str | None = None) -> Config:
     """The index's settings with the learned reranker and nothing after it (MMR when asked)."""
     return bench.config(rerank={"method": "learned"}, gate={"enabled": False}, cap={"per_document": 0},
                         mmr={"relevance": mmr},
                         **({"versions": {"mode": versions}} if versions else {}))
 
 
-def inputs(bench: Bench, split: str) -> list[tuple[Question, Query, list[Hit], str]]:
+def inputs(bench: LabBench, split: str) -> list[tuple[Question, Query, list[Hit], str]]:
     """Each answerable question of the split with its analysed query, the list the reranker
     receives (the last retrieve, fuse or versions stage) and that stage's name."""
     def compute() -> list[tuple[Question, Query, list[Hit], str]]:
@@ -79,7 +79,7 @@ def inputs(bench: Bench, split: str) -> list[tuple[Question, Query, list[Hit], s
     return bench.remember(("rerank-inputs", split), compute)
 
 
-def orders(bench: Bench, model: dict[str, Any], split: str) -> dict[str, Any]:
+def orders(bench: LabBench, model: dict[str, Any], split: str) -> dict[str, Any]:
     """METRICS of the list the reranker receives ("fused") and of the LearnedReranker stage's
     output with this model ("reranked"), over the split's answerable questions."""
     rows = inputs(bench, split)
@@ -100,7 +100,7 @@ def orders(bench: Bench, model: dict[str, Any], split: str) -> dict[str, Any]:
             "input_stage": rows[0][3] if rows else "", "questions": len(questions)}
 
 
-def outdated(bench: Bench, index: Index, qid: str) -> dict[str, Any]:
+def outdated(bench: LabBench, index: Index, qid: str) -> dict[str, Any]:
     """For one question, the top three after MMR at each λ (versions off, so the effect is
     MMR's alone), and whether a superseded document's chunk is among them."""
     question = next((q for q in bench.questions if q.id == qid), None)
@@ -122,7 +122,7 @@ def outdated(bench: Bench, index: Index, qid: str) -> dict[str, Any]:
             "superseded": dict(superseded)}
 
 
-def exhibit(bench: Bench, params: Mapping[str, str]) -> dict[str, Any]:
+def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     l2 = number(params, "l2", 1.0, 1e-4, 1e4)
     lam = setting(params, "mmr", "mmr.relevance", 1.0)

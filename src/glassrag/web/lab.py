@@ -1,7 +1,7 @@
 """The lab's pages (/lab and /lab/EXHIBIT, each with its .json twin): the exhibits of
 glassrag/lab/ computed on the index the page names, with the geometry of their plots.
 
-A Bench (glassrag/lab/base.py) is kept per index generation in the server process, so a
+A LabBench (glassrag/lab/base.py) is kept per index generation in the server process, so a
 page that changes one setting re-uses every stage output and grid cell computed before.
 """
 
@@ -14,18 +14,18 @@ from typing import Any, Callable, Mapping
 from glassrag.errors import GlassragError
 from glassrag.evaluate.golden import Question
 from glassrag.lab import EXHIBITS, losses
-from glassrag.lab.base import Bench
+from glassrag.lab.base import LabBench
 from glassrag.web.catalog import NotFound, Source
 from glassrag.web.documents import clean_cut, viewer
 from glassrag.web.lab_plots import heat_cells, line_plot, scatter
 from glassrag.web.plots import signed_bars
 
 _lock = threading.Lock()
-_benches: dict[tuple[str, str], Bench] = {}
+_benches: dict[tuple[str, str], LabBench] = {}
 
 
-def bench_of(source: Source) -> Bench:
-    """The Bench of the source's live generation (made once; an older generation's is dropped)."""
+def bench_of(source: Source) -> LabBench:
+    """The LabBench of the source's live generation (made once; an older generation's is dropped)."""
     index = source.index()
     key = (str(source.path), source.generation)
     with _lock:
@@ -35,7 +35,7 @@ def bench_of(source: Source) -> Bench:
         for old in [k for k in _benches if k[0] == key[0]]:
             del _benches[old]
     questions, golden = _questions(source)
-    made = Bench(source.name, index, tuple(questions), golden, source.folder)
+    made = LabBench(source.name, index, tuple(questions), golden, source.folder)
     with _lock:
         _benches[key] = made
     return made

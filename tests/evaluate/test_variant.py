@@ -1,7 +1,7 @@
-"""The indexes and calibrations a sweep evaluates its configurations on (evaluate/variants.py),
-on the four-file handbook: fingerprints, where the documents came from, the sweep's view of an
-index, an index built or reused by fingerprint, and a gate calibrated once per setting
-(issue 13: mutation testing of evaluate/)."""
+"""One index of a workbench (evaluate/variant.py) and the indexes a workbench builds and keeps
+(evaluate/workbench.py), on the four-file handbook: fingerprints, where a sweep finds the
+documents (evaluate/sweep.py source_roots), the workbench's view of an index, an index built or
+reused by fingerprint (issue 13: mutation testing of evaluate/)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ import pytest
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.evaluate.grid import reingest_settings
+from glassrag.evaluate.grid import Grid, reingest_settings
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.remember import Remembered, RememberedChunks, RememberingIndex, RememberingJudge
+from glassrag.evaluate.sweep import run_sweep, source_roots
 from glassrag.evaluate.tune import calibrate_index, train_reranker
-from glassrag.evaluate.variants import (Variant, build_variant, calibrated, fingerprint, source_roots,
-                                        variant_for)
+from glassrag.evaluate.variant import Variant, cache_counts, fingerprint, variant_for
+from glassrag.evaluate.workbench import Workbench
 from glassrag.indexer import build_index
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store import EmbeddedStore
@@ -42,6 +43,12 @@ def handbook(corpus: Path) -> Index:
 def with_gate(index: Index, config: Config = CONFIG) -> Index:
     gate, reader = calibrate_index(index, config, QUESTIONS, config.gate.rule, "hand.jsonl")
     return replace(index, extra={**index.extra, "gate": gate, "reader": reader})
+
+
+def built_from(base: Index, docs: list[Path], folder: Path, caching: str = "none") -> Workbench:
+    """A workbench that starts from `base` and builds from `docs` into `folder`."""
+    return Workbench(QUESTIONS, "hand.jsonl", base=base, build=lambda c: build_index(docs, c)[0], folder=folder,
+                     caching=caching)
 
 
 # -------------------------------------------------------------------------- fingerprint
@@ -102,7 +109,7 @@ def test_a_root_that_is_gone_is_named(handbook, corpus, tmp_path):
 
 def test_a_variant_describes_the_settings_it_differs_in(handbook):
     base = CONFIG.with_overrides(chunk={"size": 120}, bm25={"k1": 0.9})
-    variant = variant_for(handbook, "sweeps/indexes/x", False, True, 1.23456)
+    variant = variant_for(handbook, "sweeps/indexes/x", "none", True, 1.23456)
     assert variant.describe(base) == {"fingerprint": fingerprint(CONFIG), "path": "sweeps/indexes/x",
                                       "built": True, "seconds": 1.235, "chunks": 11,
                                       "settings": {"chunk.size": 200}}
@@ -110,7 +117,7 @@ def test_a_variant_describes_the_settings_it_differs_in(handbook):
 
 
 def test_without_caching_the_variant_is_the_index_itself(handbook):
-    variant = variant_for(handbook, "here", False)
+    variant = variant_for(handbook, "here", "none")
     assert isinstance(variant, Variant)
     assert (variant.fingerprint, variant.path, variant.built, variant.seconds) == (fingerprint(CONFIG), "here",
                                                                                    False, 0.0)
@@ -118,8 +125,14 @@ def test_without_caching_the_variant_is_the_index_itself(handbook):
     assert type(variant.judge) is Judge
 
 
-def test_with_caching_the_index_remembers_and_the_judge_judges_once(handbook):
-    variant = variant_for(handbook, "here", True)
+def test_caching_stages_keeps_a_stage_cache_and_the_index_itself(handbook):
+    variant = variant_for(handbook, "here", "stages")
+    assert variant.index is handbook and type(variant.judge) is Judge
+    assert isinstance(variant.cache, StageCache) and variant.cache.label == fingerprint(CONFIG)
+
+
+def test_caching_all_the_index_remembers_and_the_judge_judges_once(handbook):
+    variant = variant_for(handbook, "here", "all")
     index = variant.index
     assert isinstance(index, RememberingIndex)
     assert isinstance(index.chunks, RememberedChunks) and index.chunks.table is handbook.chunks
@@ -132,32 +145,42 @@ def test_with_caching_the_index_remembers_and_the_judge_judges_once(handbook):
     assert variant.judge.judge(QUESTIONS[0]).relevant_chunks() == {handbook.chunks[3].id}
 
 
-# ------------------------------------------------------------------------- build_variant
+def test_the_cache_counts_add_up_over_the_variants_that_have_a_cache(handbook):
+    one, two, plain = (variant_for(handbook, p, c) for p, c in (("a", "stages"), ("b", "all"), ("c", "none")))
+    one.cache.get("x"), one.cache.put("x", 1), one.cache.get("x")
+    two.cache.get("y"), two.cache.put("y", 2), two.cache.put("z", 3)
+    assert cache_counts([one, two, plain]) == {"hits": 1, "misses": 2, "stored": 3}
+    assert cache_counts([plain]) == {"hits": 0, "misses": 0, "stored": 0}
+
+
+# ------------------------------------------------------------------ building a variant
 
 
 def test_a_variant_is_built_saved_and_read_back(handbook, corpus, tmp_path):
     config = CONFIG.with_overrides(chunk={"size": 12})
-    folder = tmp_path / "sweeps" / "a"
-    variant = build_variant(handbook, config, [corpus], folder, QUESTIONS, "hand.jsonl", False)
+    workbench = built_from(handbook, [corpus], tmp_path / "sweeps")
+    variant = workbench.variant(config)
+    folder = tmp_path / "sweeps" / fingerprint(config)
     assert (variant.built, variant.path, variant.fingerprint) == (True, str(folder), fingerprint(config))
     assert 0 < variant.seconds < 60  # the time taken to build it
+    assert workbench.timing["indexes_seconds"] >= variant.seconds
     assert EmbeddedStore(folder).exists() and variant.index.config == config
     assert len(variant.index.chunks) > len(handbook.chunks)  # 12-word chunks
-    # the swept index had neither a reranker nor a gate, so neither is made
+    # the base index had neither a reranker nor a gate, so neither is made
     assert "reranker" not in variant.index.extra and "gate" not in variant.index.extra
+    assert workbench.variant(config.with_overrides(bm25={"k1": 0.9})) is variant  # asked again: kept
+    assert workbench.variants() == [workbench.variant(CONFIG), variant]
 
 
-def test_a_variant_gets_a_reranker_and_a_gate_when_the_swept_index_has_them(handbook, corpus, tmp_path):
+def test_a_variant_gets_a_reranker_and_a_gate_when_the_base_index_has_them(handbook, corpus, tmp_path):
     base = replace(handbook, extra={**handbook.extra, "reranker": {"weights": [1.0]}})
     config = CONFIG.with_overrides(chunk={"size": 150})
-    folder = tmp_path / "r"
-    only_reranker = build_variant(base, config, [corpus], folder, QUESTIONS, "hand.jsonl", False)
+    only_reranker = built_from(base, [corpus], tmp_path / "r").variant(config)
     fresh, _ = build_index([corpus], config)
     assert only_reranker.index.extra["reranker"] == train_reranker(fresh, config, QUESTIONS, "hand.jsonl")
     assert "gate" not in only_reranker.index.extra
 
-    base = with_gate(handbook)
-    made = build_variant(base, config, [corpus], tmp_path / "g", QUESTIONS, "hand.jsonl", True)
+    made = built_from(with_gate(handbook), [corpus], tmp_path / "g", "all").variant(config)
     assert "reranker" not in made.index.extra
     gate, reader = calibrate_index(fresh, config, QUESTIONS, config.gate.rule, "hand.jsonl")
     assert (made.index.extra["gate"], made.index.extra["reader"]) == (gate, reader)
@@ -167,79 +190,50 @@ def test_a_variant_gets_a_reranker_and_a_gate_when_the_swept_index_has_them(hand
 
 def test_a_kept_variant_of_the_same_fingerprint_is_reused_not_rebuilt(handbook, corpus, tmp_path):
     config = CONFIG.with_overrides(chunk={"size": 12})
-    folder = tmp_path / "kept"
-    build_variant(handbook, config, [corpus], folder, QUESTIONS, "hand.jsonl", False)
+    built_from(handbook, [corpus], tmp_path / "kept").variant(config)
     empty = tmp_path / "empty"
     empty.mkdir()
     # nothing could be built from an empty folder: the kept index is read
-    again = build_variant(handbook, config.with_overrides(bm25={"k1": 0.9}), [empty], folder, QUESTIONS,
-                          "hand.jsonl", True)
-    assert (again.built, again.path, again.fingerprint) == (False, str(folder), fingerprint(config))
+    again = built_from(handbook, [empty], tmp_path / "kept", "all").variant(config.with_overrides(bm25={"k1": 0.9}))
+    assert (again.built, again.path, again.fingerprint) == (False, str(tmp_path / "kept" / fingerprint(config)),
+                                                            fingerprint(config))
     assert 0 < again.seconds < 60 and isinstance(again.index, RememberingIndex)
     assert len(again.index.chunks) > len(handbook.chunks)
 
 
 def test_a_kept_index_of_other_settings_is_replaced(handbook, corpus, tmp_path):
-    folder = tmp_path / "kept"
-    EmbeddedStore(folder).write(handbook)  # size 200
     config = CONFIG.with_overrides(chunk={"size": 12})
-    variant = build_variant(handbook, config, [corpus], folder, QUESTIONS, "hand.jsonl", False)
-    assert variant.built and EmbeddedStore(folder).read().config.chunk.size == 12
+    EmbeddedStore(tmp_path / "kept" / fingerprint(config)).write(handbook)  # size 200
+    variant = built_from(handbook, [corpus], tmp_path / "kept").variant(config)
+    assert variant.built and EmbeddedStore(tmp_path / "kept" / fingerprint(config)).read().config.chunk.size == 12
+
+
+def test_without_a_folder_a_built_index_is_kept_in_memory(handbook, corpus):
+    config = CONFIG.with_overrides(chunk={"size": 12})
+    workbench = Workbench(QUESTIONS, "hand.jsonl", build=lambda c: build_index([corpus], c)[0])
+    variant = workbench.variant(config)
+    assert (variant.built, variant.path) == (True, "") and variant.index.config == config
+    assert workbench.variant(CONFIG).index.config == CONFIG  # no base: built with the configuration itself
+
+
+def test_without_a_builder_only_the_base_index_s_settings_are_measured(handbook):
+    workbench = Workbench(QUESTIONS, "hand.jsonl", label="idx", base=handbook)
+    assert workbench.variant(CONFIG.with_overrides(bm25={"k1": 0.9})).index is handbook
+    with pytest.raises(ConfigError) as info:
+        workbench.variant(CONFIG.with_overrides(chunk={"size": 12}))
+    assert info.value.problem.startswith("idx has no documents to build an index with other index-time settings")
 
 
 def test_no_chunk_is_an_error_that_names_the_folders_and_fingerprint(handbook, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
+    EmbeddedStore(tmp_path / "idx").write(handbook)
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "q", "question": "What does E-4107 mean?", "split": "train", "answerable": false}\n')
     config = CONFIG.with_overrides(chunk={"size": 12})
     with pytest.raises(ConfigError) as info:
-        build_variant(handbook, config, [empty, empty], tmp_path / "v", QUESTIONS, "hand.jsonl", False)
+        run_sweep(tmp_path / "idx", golden, Grid(listed=(("small", {"chunk.size": 12}),)), docs=[empty, empty],
+                  test=False)
     assert info.value.problem == f"no chunk was made from {empty}, {empty} with {fingerprint(config)}"
     assert info.value.hint == "check --docs"
-    assert not EmbeddedStore(tmp_path / "v").exists()
-
-
-# ---------------------------------------------------------------------------- calibrated
-
-
-def test_an_index_without_a_gate_is_used_as_it_is(handbook):
-    variant = variant_for(handbook, "here", False)
-    index, how = calibrated(variant, CONFIG.with_overrides(bm25={"k1": 0.9}), QUESTIONS, "hand.jsonl")
-    assert (index, how) == (handbook, "none") and index is handbook
-
-
-def test_an_index_calibrated_for_these_settings_keeps_its_gate(handbook):
-    variant = variant_for(with_gate(handbook), "here", False)
-    index, how = calibrated(variant, CONFIG, QUESTIONS, "hand.jsonl")
-    assert how == "index" and index is variant.index and variant.calibrations == {}
-    # under another rule than cost, the cost does not matter
-    balanced = CONFIG.with_overrides(gate={"rule": "balanced"})
-    variant = variant_for(with_gate(handbook, balanced), "here", False)
-    assert calibrated(variant, balanced.with_overrides(gate={"cost": 9.0}), QUESTIONS, "hand.jsonl")[1] == "index"
-
-
-@pytest.mark.parametrize("other", [{"bm25": {"k1": 0.9}}, {"gate": {"rule": "balanced"}},
-                                   {"gate": {"cost": 9.0}}])
-def test_other_settings_rule_or_cost_calibrate_on_the_train_split(handbook, other):
-    variant = variant_for(with_gate(handbook), "here", True)
-    config = CONFIG.with_overrides(**other)
-    index, how = calibrated(variant, config, QUESTIONS, "hand.jsonl")
-    assert how == "train" and index is not variant.index
-    gate, reader = calibrate_index(handbook, config, QUESTIONS, config.gate.rule, "hand.jsonl")
-    assert (index.extra["gate"], index.extra["reader"]) == (gate, reader)
-    assert index.chunks is variant.index.chunks  # the same index, another calibration
-    assert set(index.extra) == set(variant.index.extra)
-    # made with the variant's stage cache and judge
-    assert len(variant.cache) > 0 and set(variant.judge._judged) == {"sensor", "battery"}
-
-
-def test_a_calibration_is_made_once_per_settings_rule_cost_and_budget(handbook):
-    variant = variant_for(with_gate(handbook), "here", False)
-    k1 = CONFIG.with_overrides(bm25={"k1": 0.9})
-    first, _ = calibrated(variant, k1, QUESTIONS, "hand.jsonl")
-    assert calibrated(variant, k1, QUESTIONS, "hand.jsonl") == (first, "train")
-    assert calibrated(variant, k1, QUESTIONS, "hand.jsonl")[0] is first
-    assert len(variant.calibrations) == 1
-    for n, other in enumerate([{"answer": {"budget_words": 500}}, {"gate": {"cost": 9.0}},
-                               {"gate": {"rule": "balanced"}}, {"bm25": {"k1": 0.8}}], 2):
-        index, how = calibrated(variant, k1.with_overrides(**other), QUESTIONS, "hand.jsonl")
-        assert how == "train" and index is not first and len(variant.calibrations) == n
+    assert not EmbeddedStore(tmp_path / "idx" / "sweeps" / "indexes" / fingerprint(config)).exists()
