@@ -45,6 +45,7 @@ def test_the_settings_are_flat_json_values_with_the_answer_s_k():
 # say `scores=True` in its definition (config.py), so the gate's list is derived, not kept by hand
 NO_GATE_SCORE = {
     "answer.excerpt_chars": "what is shown of a passage, after the gate",
+    "answer.neighbours": "the text a passage is shown within, after the gate",
     "answer.budget_words": "the reader's budget, after the gate",
     "gate.enabled": "the gate's own switch",
     "gate.rule": "how calibrate picks the threshold",
