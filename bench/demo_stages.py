@@ -31,7 +31,8 @@ ROWS: list[tuple[str, dict[str, Any]]] = [
     ("BM25 (LSA observed)", {}),
     ("+ prefer current versions (demote)", {"versions": {"mode": "demote"}}),
     ("+ learned reranker", {"rerank": {"method": "learned"}}),
-    ("+ gate (cost 5) = the defaults", {"gate": {"enabled": True, "rule": "cost", "cost": 5.0}}),
+    # the default gate, whole (its rule, cost, off-topic threshold), with the learned reranker above
+    (f"+ the default gate (rule {Config().gate.rule}, c = {Config().gate.cost:g})", {"gate": Config().to_dict()["gate"]}),
     ("+ MMR λ = 0.7", {"mmr": {"relevance": 0.7}}),
     ("+ cap 2 per document", {"cap": {"per_document": 2}}),
 ]
