@@ -113,3 +113,17 @@ def test_the_experiment_fitting_gives_the_runs_the_experiment_log_gave(demo, tmp
                       "test", "demo")
     assert comparable_run(run) == comparable_run(before)
     assert workbench.fitted(config)[1] == "train"
+
+
+def test_a_bounded_workbench_forgets_its_runs_when_full(demo, tmp_path):
+    """The lab's workbench lives as long as the server: what it remembers is bounded (`keep`)."""
+    workbench = from_demo(demo, tmp_path, keep=2)
+    first = workbench.run(Config(), "test")
+    assert workbench.run(Config(), "test") is first
+    workbench.run(Config().with_overrides(bm25={"k1": 1.2}), "test")
+    workbench.run(Config().with_overrides(bm25={"k1": 0.9}), "test")  # a third: the first is forgotten
+    assert workbench.run(Config(), "test") is not first
+    assert comparable_run(workbench.run(Config(), "test")) == comparable_run(first)
+    unbounded = from_demo(demo, tmp_path)
+    runs = [unbounded.run(Config().with_overrides(bm25={"k1": k1}), "test") for k1 in (1.5, 1.2, 0.9)]
+    assert unbounded.run(Config(), "test") is runs[0]

@@ -27,7 +27,7 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.evaluate.fitting import AS_BUILT, SWEEP
 from glassrag.evaluate.golden import Question
-from glassrag.evaluate.grid import Grid, distance
+from glassrag.evaluate.grid import Grid, configure, distance
 from glassrag.evaluate.measure import Evaluated, check_metric, measure, measured
 from glassrag.evaluate.variant import Variant, cache_counts, fingerprint
 from glassrag.evaluate.workbench import Workbench
@@ -124,9 +124,10 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
     stored = EmbeddedStore(index_dir).read()
     base = base or stored.config
     test = test and split == "train"  # a choice made on test questions has no untouched test left
-    if any(c.generate.enabled for c in _configs(base, grid)):
+    configs = [configure(base, point) for _, point in grid.points()]
+    if any(c.generate.enabled for c in configs):
         raise ConfigError("the sweep does not generate answers", "leave [generate] enabled off for a sweep")
-    workbench = sweep_workbench(stored, index_dir, golden, _sources(stored, base, grid, docs), split, test,
+    workbench = sweep_workbench(stored, index_dir, golden, _sources(stored, configs, docs), split, test,
                                 calibrate, caching)
     if not workbench.split(split):
         raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
@@ -167,19 +168,13 @@ def sweep_workbench(stored: Index, index_dir: Path, golden: Path, docs: Sequence
                      caching="all" if caching else "none")
 
 
-def _configs(base: Config, grid: Grid) -> list[Config]:
-    from glassrag.evaluate.grid import configure
-
-    return [configure(base, p) for _, p in grid.points()]
-
-
-def _sources(stored: Index, base: Config, grid: Grid, docs: Sequence[Path] | None) -> list[Path]:
+def _sources(stored: Index, configs: Sequence[Config], docs: Sequence[Path] | None) -> list[Path]:
     """`docs`, else the folders the index was read from when a configuration needs another
     index (none when every configuration runs on the swept index)."""
     if docs:
         return list(docs)
     own = fingerprint(stored.config)
-    return source_roots(stored) if any(fingerprint(c) != own for c in _configs(base, grid)) else []
+    return source_roots(stored) if any(fingerprint(c) != own for c in configs) else []
 
 
 def _questions(golden: Path, split: str, test: bool, stored: Any) -> list[Question]:

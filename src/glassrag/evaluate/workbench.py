@@ -46,16 +46,18 @@ class Workbench:
     besides a configuration's index-time ones, and what it has fitted a built index is fitted
     with too, as `glassrag demo` does. `build` makes an index of the documents and `folder`
     keeps what it made, one folder per fingerprint (None: kept in memory only); without
-    `build` only the base index's settings can be measured."""
+    `build` only the base index's settings can be measured. `keep`: at most this many fitted
+    indexes and runs remembered, all forgotten when one more comes (a long-running server's
+    lab: settings asked for over days); None remembers every one (a sweep, an experiment)."""
 
     def __init__(self, questions: Sequence[Question], golden: str, *, label: str = "", base: Index | None = None,
                  build: Builder | None = None, folder: Path | None = None, fitting: Fitting = SWEEP,
-                 caching: str = "stages") -> None:
+                 caching: str = "stages", keep: int | None = None) -> None:
         if caching not in CACHING:
             raise ValueError(f"caching {caching!r} is not one of {CACHING}")
         self.questions, self.golden, self.label = list(questions), golden, label
         self.base, self.build, self.folder = base, build, folder
-        self.fitting, self.caching = fitting, caching
+        self.fitting, self.caching, self.keep = fitting, caching, keep
         self.timing = {"indexes_seconds": 0.0, "calibration_seconds": 0.0, "evaluation_seconds": 0.0}
         self._variants: dict[str, Variant] = {}
         self._fitted: dict[str, tuple[Index, str]] = {}
@@ -121,6 +123,7 @@ class Workbench:
             variant = self.variant(config)
             t0 = time.perf_counter()
             index = reranked(self.fitting, variant, config, self.questions, self.golden)
+            self._make_room(self._fitted)
             self._fitted[key] = calibrated(self.fitting, variant, index, config, self.questions, self.golden)
             self.timing["calibration_seconds"] += time.perf_counter() - t0
         return self._fitted[key]
@@ -137,10 +140,16 @@ class Workbench:
         if key not in self._runs:
             self.fitted(config)  # timed as fitting, apart from the evaluation
             t0 = time.perf_counter()
+            self._make_room(self._runs)
             self._runs[key] = evaluate(self.pipeline(config), self.split(split), golden_path=self.golden,
                                        split=split, index_path=self.label, judge=self.variant(config).judge)
             self.timing["evaluation_seconds"] += time.perf_counter() - t0
         return self._runs[key]
+
+    def _make_room(self, kept: dict[Any, Any]) -> None:
+        """Forget everything `kept` holds when it is full (`keep`), as the lab's memo does."""
+        if self.keep is not None and len(kept) >= self.keep:
+            kept.clear()
 
     def spent(self) -> float:
         """The seconds fitting and evaluating took so far (building indexes apart)."""

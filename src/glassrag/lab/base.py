@@ -28,6 +28,8 @@ from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
 T = TypeVar("T")
+# what a LabBench remembers (its memo, its workbench's fitted indexes and runs) before it forgets all
+MEMO_KEPT = 512
 Ranked = dict[str, dict[str, list[str]]]  # stage -> question id -> ranked units (Judgement.ranked_units)
 Qrels = dict[str, dict[str, int]]
 
@@ -54,7 +56,8 @@ class LabBench:
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
-        self.workbench = Workbench(self.questions, self.golden, base=self.index, fitting=AS_BUILT)
+        self.workbench = Workbench(self.questions, self.golden, base=self.index, fitting=AS_BUILT,
+                                   keep=MEMO_KEPT)
         own = self.workbench.variant(self.index.config)
         self.judge, self.cache = own.judge, own.cache
         self._pipelines: dict[str, Pipeline] = {}
@@ -90,7 +93,7 @@ class LabBench:
         text = json.dumps(key, sort_keys=True, default=str)
         with self.lock:
             if text not in self.memo:
-                if len(self.memo) > 512:
+                if len(self.memo) > MEMO_KEPT:
                     self.memo.clear()
                 self.memo[text] = compute()
             return self.memo[text]  # type: ignore[no-any-return]
