@@ -41,6 +41,14 @@ def pool_size(tasks: int) -> int:
     return max(1, min(tasks, cores()))
 
 
+def before_numpy() -> None:
+    """OpenBLAS's thread count for a glassrag command's process, before numpy is imported: one
+    (a user's OPENBLAS_NUM_THREADS stands). Every BLAS call glassrag makes runs on one thread
+    (`configure`), but OpenBLAS starts a thread a core when numpy loads, and starting them cost
+    about 0.09 CPU s of every `glassrag ask` here (bench/startup.py)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(QUERY_THREADS))
+
+
 def configure() -> None:
     """BLAS (OpenBLAS, MKL) to QUERY_THREADS threads, once per process; torch is set when
     it is loaded (`torch_for_queries`). Idempotent."""

@@ -72,7 +72,7 @@ class OnnxCrossEncoder:
             self._session = onnx_session(self.file, self.threads or min(2, os.cpu_count() or 1),
                                          "the folder needs model.onnx (fp32) or model.int8.onnx (int8) and "
                                          "tokenizer.json; choose the precision it has, or re-create the "
-                                         "folder with glassrag train-cross-encoder", spin=True)
+                                         "folder with glassrag train-cross-encoder")
             self._tokenizer = onnx_tokenizer(self.folder / "tokenizer.json", self.max_length)
             self._inputs = {i.name for i in self._session.get_inputs()}
         return self._session, self._tokenizer

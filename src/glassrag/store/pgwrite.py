@@ -111,7 +111,7 @@ def index_weights(index: Index) -> np.ndarray:
     """bm25_weights of the index's counts at its k1 and b (those ingest computed, when it did)."""
     k1, b = index.config.bm25.k1, index.config.bm25.b
     weights = index.bm25_weights(k1, b)
-    if weights is None or weights.size != index.counts.tf.data.size:
+    if weights is None or weights.size != index.counts.columns.nnz:
         weights = bm25_weights(index.counts, k1, b)
     return np.asarray(weights, dtype=np.float32)
 

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from glassrag.config import Config
 from glassrag.errors import StoreError
-from glassrag.lexical.bm25 import TermCounts
+from glassrag.lexical.bm25 import Columns, TermCounts
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Embedded, Index, Part, Stored
 from glassrag.store import pgschema
@@ -159,7 +159,7 @@ class PostgresStore:
         matrix.indices = matrix.indices.astype(np.int32, copy=False)
         lengths = self.conn.execute(f'SELECT length FROM {t("chunks")} ORDER BY doc_id COLLATE "C", position').fetchall()
         doc_len = np.array([r[0] for r in lengths], dtype=np.float32)
-        return TermCounts(vocab, matrix, doc_len)
+        return TermCounts(vocab, Columns.of(matrix), doc_len)
 
     def _lsa(self, meta: dict[str, Any]) -> Any:
         if not meta.get("lsa"):
