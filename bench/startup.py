@@ -1,5 +1,6 @@
 """What a glassrag command costs as a whole process, against `python -c "import numpy,
-scipy.sparse"` (the least an ask needs: BM25 is a sparse matrix) in the same run.
+scipy.sparse"` (issue 30's reference; an ask now imports numpy and no scipy) and `python -c
+"import numpy"` in the same run.
 
     python bench/startup.py --index DIR [--repeats 9]
         DIR: the demo index, built by `glassrag demo --index DIR`
