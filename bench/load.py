@@ -18,6 +18,8 @@ the in-process ask time: what serving adds to answering. Writes bench/results/lo
     python bench/load.py                 # 200 requests: 120 simple, 40 heavy, 40 settings
     python bench/load.py --requests 50   # a quick look
     python bench/load.py --workers 1     # the server in one process (default: serve's default)
+    python bench/load.py --index .glassrag/demo   # a built index instead: `make demo`'s, whose gate is
+                                                  # calibrated and reads the cross-encoder (load_index.md)
 """
 
 from __future__ import annotations
@@ -149,13 +151,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--workers", type=int, help="glassrag serve --workers (default: serve's default)")
+    parser.add_argument("--index", type=Path, help="serve this built index (default: the demo documents "
+                        "ingested with no calibration and no trained reranker, in a temporary folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="glassrag-load-") as tmp:
         from glassrag.demo import demo_docs
 
-        index = Path(tmp) / "demo"
-        subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(demo_docs()), "--index",
-                        str(index)], check=True, stdout=subprocess.DEVNULL)
+        index = args.index or Path(tmp) / "demo"
+        if args.index is None:
+            subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(demo_docs()), "--index",
+                            str(index)], check=True, stdout=subprocess.DEVNULL)
         port = free_port()
         workers = [] if args.workers is None else ["--workers", str(args.workers)]
         server = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(index),
@@ -188,7 +193,8 @@ def main() -> None:
 
     result = {
         "what": f"{args.requests} concurrent /ask.json requests against glassrag serve on 127.0.0.1 "
-                f"(demo index; {processes} server process{'es' if processes > 1 else ''}, each with a "
+                f"({'the demo documents ingested, uncalibrated' if args.index is None else args.index}; "
+                f"{processes} server process{'es' if processes > 1 else ''}, each with a "
                 f"worker pool of {pool})",
         "server_processes": processes,
         "code": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
@@ -208,7 +214,7 @@ def main() -> None:
         "statuses": sorted({str(r["status"]) for r in rows}),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = os.environ.get("GLASSRAG_LOAD_RESULT", "load")
+    name = os.environ.get("GLASSRAG_LOAD_RESULT", "load" if args.index is None else "load_index")
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
     lines = ["| requests | kind | errors | p50 s | p95 s | p99 s | max s |", "|---:|---|---:|---:|---:|---:|---:|"]
     for kind, s in [("all", result["overall"]), *result["by_kind"].items()]:

@@ -118,3 +118,22 @@ def test_observing_is_skipped_above_observe_max_chunks_and_the_trace_says_so(ind
     answer = Pipeline(index, above).run("quiet hours")
     assert not [t for t in answer.trace if t.kind == "observe"]
     assert any("observe skipped" in note and "lsa not run" in note for note in answer.trace[0].notes)
+
+
+def test_a_shared_stage_cache_never_gives_one_configuration_the_fusion_of_anothers_lists(index):
+    """The same retrievers run in both, one of them observed in the first and fused in the second:
+    the second's fusion is its own, as without a cache (the experiment log's second-embedder read the
+    first's from the workbench's shared cache and measured no difference at all)."""
+    from glassrag.stage_cache import StageCache
+
+    question = "what does E-4107 mean"
+    observed = index.config.with_overrides(retrieve={"retrievers": ["bm25", "lsa"], "observe": ["bm25-rm3"]},
+                                           fuse={"method": "rrf"})
+    fused = index.config.with_overrides(retrieve={"retrievers": ["bm25", "lsa", "bm25-rm3"], "observe": []},
+                                        fuse={"method": "rrf"})
+    cache = StageCache()
+    before = Pipeline(index, observed, cache).run(question).stage("fuse").hits
+    shared = Pipeline(index, fused, cache).run(question).stage("fuse").hits
+    alone = Pipeline(index, fused).run(question).stage("fuse").hits
+    assert [(h.chunk_id, h.score) for h in shared] == [(h.chunk_id, h.score) for h in alone]
+    assert [h.score for h in shared] != [h.score for h in before]

@@ -62,4 +62,16 @@ def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
     EmbeddedStore(folder).write(index)
     loaded = modules_after("ask", "--index", str(folder), "How many vacation days do I get?")
     assert "glassrag.pipeline" in loaded and "glassrag.rerank.learned_cv" in loaded  # it did answer
-    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    assert not loaded & {*HEAVY, "scipy"}, sorted(loaded & {*HEAVY, "scipy"})  # BM25 and LSA read plain arrays
+
+
+def test_a_commands_process_starts_openblas_on_one_thread(monkeypatch):
+    """Every BLAS call glassrag makes runs on one thread; OpenBLAS's own pool, started when numpy
+    loads, is not started wider (a user's own setting stands)."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    probe = "import os; from glassrag.cli import main; main(['config']); print(os.environ['OPENBLAS_NUM_THREADS'])"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "1", r.stderr
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip().splitlines()[-1] == "3"

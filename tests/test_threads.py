@@ -20,3 +20,20 @@ def test_a_pipeline_with_three_retrievers_on_two_cores_runs_two_at_a_time(index,
     answer = pipe.run("what does E-4107 mean")
     assert {"bm25", "lsa", "bm25-rm3"} <= {s.name for s in answer.trace}
     assert pipe._pool is not None and pipe._pool._max_workers == 2
+
+
+def test_a_models_threads_are_two_for_one_question_at_a_time_and_one_in_the_server(monkeypatch):
+    from glassrag.rerank.cross_onnx import OnnxCrossEncoder, bundled_folder
+
+    monkeypatch.setattr(threads, "cores", lambda: 8)
+    monkeypatch.setattr(threads, "_model_threads", None)
+    assert threads.model_threads() == 2
+    monkeypatch.setattr(threads, "cores", lambda: 1)
+    assert threads.model_threads() == 1
+    monkeypatch.setattr(threads, "cores", lambda: 2)
+    session, _ = OnnxCrossEncoder(bundled_folder()).load()
+    assert session.get_session_options().intra_op_num_threads == 2
+    threads.serving()
+    assert threads.model_threads() == 1
+    session, _ = OnnxCrossEncoder(bundled_folder()).load()
+    assert session.get_session_options().intra_op_num_threads == 1

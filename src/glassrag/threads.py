@@ -23,6 +23,7 @@ import os
 from typing import Any
 
 QUERY_THREADS = 1
+_model_threads: int | None = None  # set by the web server: `model_threads`
 _configured = False
 _limits: Any = None  # threadpoolctl's limiter, kept so its limit stays in force
 
@@ -39,6 +40,29 @@ def pool_size(tasks: int) -> int:
     """Workers of the pipeline's retriever pool: one a retriever, no more than the cores
     (three retrievers on two cores would keep three threads runnable where two can run)."""
     return max(1, min(tasks, cores()))
+
+
+def before_numpy() -> None:
+    """OpenBLAS's thread count for a glassrag command's process, before numpy is imported: one
+    (a user's OPENBLAS_NUM_THREADS stands). Every BLAS call glassrag makes runs on one thread
+    (`configure`), but OpenBLAS starts a thread a core when numpy loads, and starting them cost
+    about 0.09 CPU s of every `glassrag ask` here (bench/startup.py)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(QUERY_THREADS))
+
+
+def model_threads() -> int:
+    """Intra-op threads of an ONNX model a question runs (the gate's cross-encoder reading five
+    passages): two where one question is answered at a time (`glassrag ask` on the calibrated demo:
+    111–137 ms a question on two, 151–172 ms on one, for 17–20 % more CPU), one in the web server,
+    whose processes and page pool already answer as many questions at once as there are cores
+    (bench/load.py --index on the calibrated demo: p95 17.2 s on one, 22.2 s on two)."""
+    return _model_threads if _model_threads is not None else max(1, min(2, cores()))
+
+
+def serving() -> None:
+    """This process serves pages: every ONNX model a question runs gets one thread from now on."""
+    global _model_threads
+    _model_threads = 1
 
 
 def configure() -> None:

@@ -47,6 +47,12 @@ def test_mismatch_names_each_changed_setting_and_a_changed_rule_or_cost(calibrat
         "gate.score was 'combined', now 'auto'"]
     assert mismatch(calibrated, CONFIG.with_overrides(gate={"offtopic_keep": 0.9})) == [
         f"gate.offtopic_keep was {CONFIG.gate.offtopic_keep}, now 0.9"]
+    # made without the bundled off-topic questions: asking with them (or the reverse) is another calibration
+    assert mismatch(calibrated, CONFIG.with_overrides(gate={"offtopic": True})) == [
+        "gate.offtopic was false, now true"]
+    with_offtopic = {**calibrated.extra["gate"], "questions": {**calibrated.extra["gate"]["questions"], "offtopic": 185}}
+    assert mismatch(replace(calibrated, extra={**calibrated.extra, "gate": with_offtopic}), CONFIG) == [
+        "gate.offtopic was true, now false"]
     # a calibration stored before gate.score existed chose by auto
     before = {k: v for k, v in calibrated.extra["gate"].items() if k != "score_mode"}
     assert mismatch(replace(calibrated, extra={**calibrated.extra, "gate": before}), CONFIG) == [

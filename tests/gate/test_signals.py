@@ -9,13 +9,13 @@ import pytest
 import scipy.sparse as sp
 
 from glassrag.gate.signals import agreement, gather, lexical_signals, margin, top_score
-from glassrag.lexical.bm25 import BM25, TermCounts
+from glassrag.lexical.bm25 import BM25, Columns, TermCounts
 from glassrag.schema import Hit, StageTrace
 
 # chunk 0: alpha beta; chunk 1: beta gamma; chunk 2: delta
 VOCAB = {"alpha": 0, "beta": 1, "gamma": 2, "delta": 3}
 TF = sp.csc_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 1]], dtype=np.float64))
-BM = BM25(TermCounts(VOCAB, TF, np.array([2.0, 2.0, 1.0])), k1=1.5, b=0.4)
+BM = BM25(TermCounts(VOCAB, Columns.of(TF), np.array([2.0, 2.0, 1.0])), k1=1.5, b=0.4)
 N = 3
 ONE = math.log((N - 1 + 0.5) / (1 + 0.5) + 1)    # IDF of a term in one chunk
 TWO = math.log((N - 2 + 0.5) / (2 + 0.5) + 1)    # in two

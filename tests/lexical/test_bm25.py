@@ -229,3 +229,32 @@ def test_explain_many_is_explain_of_each_document_in_the_order_asked():
     bounded = bm25.explain_many(question, [1, 2], max_terms=1)
     assert [[r["term"] for r in rows] for rows in bounded] == [["error", "(2 more terms)"],
                                                                 ["tilt", "(2 more terms)"]]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_counts_at_rows_and_columns_equal_scipys_slice(seed):
+    """The explanation's counts read without scipy equal scipy's slice of the same matrix, rows
+    asked in any order, absent rows and columns of one row included."""
+    import scipy.sparse as sp
+
+    from glassrag.lexical.bm25 import Columns, counts_at
+
+    rng = np.random.default_rng(seed)
+    dense = rng.integers(0, 3, size=(40, 12)) * (rng.random((40, 12)) < 0.3)
+    dense[:, 5] = 0
+    dense[7, 6], dense[:, 6] = 0, 0
+    dense[7, 6] = 2
+    m = sp.csc_matrix(dense.astype(np.float32))
+    rows = rng.permutation(40)[:15]
+    cols = [0, 5, 6, 11, 3]
+    expected = m[:, cols].tocsr()[rows].toarray()
+    np.testing.assert_array_equal(counts_at(Columns.of(m), rows, cols), expected)
+    assert counts_at(Columns.of(m), rows[:0], cols).shape == (0, 5)
+
+
+def test_term_counts_keep_plain_arrays_and_make_the_scipy_matrix_when_asked():
+    counts = TermCounts.build(DOCS)
+    assert "tf" not in vars(counts)  # nothing made yet
+    m = counts.tf
+    assert m.format == "csc" and m.nnz == counts.columns.nnz == 7 and counts.tf is m
+    assert np.shares_memory(m.data, counts.columns.data)

@@ -32,6 +32,21 @@ def test_the_bundled_model_ships_with_its_record():
     assert held["same-article"]["auroc"] > 0.98 and held["answer-removed"]["auroc"] > 0.9
 
 
+def test_the_bundled_models_digest_is_its_files_hash_as_recorded_and_another_folders_is_hashed(tmp_path: Path):
+    from glassrag.rerank.cross_onnx import sha256
+
+    folder = bundled_folder()
+    assert answerability.model_digest(folder) == sha256(folder / "model.int8.onnx")[:12]
+    copy = tmp_path / "copy"  # the same files with a wrong record: a folder of one's own is hashed
+    copy.mkdir()
+    for name in ("model.int8.onnx", "tokenizer.json"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    meta["files"]["model.int8.onnx"] = "0" * 64
+    (copy / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert answerability.model_digest(copy) == sha256(folder / "model.int8.onnx")[:12]
+
+
 def test_it_scores_the_answer_above_a_near_miss_and_an_off_topic_passage():
     ce = OnnxCrossEncoder(bundled_folder(), "int8")
     answer, near, off = ce.predict([(QUESTION, ANSWER), (QUESTION, NEAR), (QUESTION, OFF)])

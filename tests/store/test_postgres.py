@@ -215,3 +215,26 @@ def test_a_database_where_pgvector_cannot_be_enabled_says_so(pg_server, index):
         open_store(url).write(index)
     assert "CREATE EXTENSION vector" in err.value.hint
     assert not open_store(url).exists()  # nothing was left behind
+
+
+def test_postings_of_a_word_the_terms_table_lacks_are_refused_on_read_and_on_write(
+        tmp_path: Path, small_config: Config, pg_url):
+    """The terms table lost a word that has postings (a damaged or hand-edited store): reading
+    used to count that word's postings for the next word by id, and rewriting them gave them id 0,
+    another word's; now a read says which ids are missing, and a write stops, names the word and
+    changes nothing."""
+    docs = write_corpus(tmp_path / "docs")
+    url = pg_url()
+    first, _ = build_index([docs], small_config)
+    store = open_store(url)
+    store.write(first)
+    store.conn.execute(f"DELETE FROM {store.loc.table('terms')} WHERE term = 'lisbon'")
+    with pytest.raises(StoreError, match="term id"):
+        open_store(url).read()
+    count = f"SELECT (SELECT count(*) FROM {store.loc.table('postings')}), (SELECT count(*) FROM {store.loc.table('documents')})"
+    before = store.conn.execute(count).fetchone()
+    (docs / "scanner.md").unlink()  # a document gone: the postings are rewritten
+    second, _ = build_index([docs], small_config)
+    with pytest.raises(StoreError, match="'lisbon'"):
+        open_store(url).write(second)
+    assert store.conn.execute(count).fetchone() == before

@@ -40,7 +40,7 @@ from typing import Callable, Sequence  # noqa: E402
 
 from rich.text import Text  # noqa: E402
 
-from glassrag import __version__  # noqa: E402
+from glassrag import __version__, threads  # noqa: E402
 from glassrag.cli import ask, corpus, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune  # noqa: E402,E501
 from glassrag.cli.common import err, redact  # noqa: E402
 from glassrag.errors import DiskError, GlassragError, visible_lines  # noqa: E402
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    threads.before_numpy()
     args = build_parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.run
     try:

@@ -19,13 +19,15 @@ sample; `params()["fitted_on"]` records how many passages the fit saw.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import TermCounts
+
+if TYPE_CHECKING:  # scipy is imported where a model is fitted: folding in a question needs none
+    import scipy.sparse as sp
 
 
 def randomized_svd(x: sp.spmatrix, k: int, power_iterations: int = 4, oversample: int = 10,
@@ -97,8 +99,8 @@ class LSA:
         return out
 
     def fit(self, counts: TermCounts) -> "LSA":
-        n_docs = counts.tf.shape[0]
-        doc_freq = np.diff(counts.tf.indptr).astype(np.float64)
+        n_docs = counts.columns.shape[0]
+        doc_freq = np.diff(counts.columns.indptr).astype(np.float64)
         self.idf = np.log(n_docs / np.maximum(doc_freq, 1.0)).astype(np.float32)
         self.vocab = counts.vocab
         if self.fit_sample is not None and n_docs > self.fit_sample:
@@ -125,7 +127,9 @@ class LSA:
         """The SVD of the sampled passages, then every passage folded in. Works on the
         term counts' own CSC arrays in column slices: the only full-size copy is one
         float32 weight per count (no CSR copy of the corpus)."""
-        tf = counts.tf
+        import scipy.sparse as sp
+
+        tf = counts.columns
         n_docs, n_terms = tf.shape
         indptr = np.asarray(tf.indptr)
         weights = np.empty(tf.data.size, dtype=np.float32)  # (1 + ln tf) · idf, per count
@@ -166,6 +170,8 @@ class LSA:
         return self
 
     def _weigh(self, tf: sp.csr_matrix) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         x = tf.astype(np.float64)
         x.data = 1.0 + np.log(x.data)
         x = x @ sp.diags(self.idf.astype(np.float64))

@@ -31,8 +31,8 @@ WORKING = ("index", "train", "off")  # a gate whose figures belong to its settin
 
 def mismatch(index: Index, config: Config) -> list[str]:
     """Why the index's calibration does not fit `config` (empty when it does, or when there
-    is none): each changed scoring setting, and a rule, cost or score other than the one it
-    chose by."""
+    is none): each changed scoring setting, a rule, cost or score other than the one it chose
+    by, and whether the bundled off-topic questions were among its unanswerable ones."""
     if not index.extra.get("gate"):
         return []
     cal = Calibration.from_dict(index.extra["gate"])  # any stored version (schema/fitted.py)
@@ -45,6 +45,9 @@ def mismatch(index: Index, config: Config) -> list[str]:
         out.append(f"gate.score was {cal.score_mode!r}, now {config.gate.score!r}")
     if offtopic_keep(cal.fit) != config.gate.offtopic_keep:
         out.append(f"gate.offtopic_keep was {offtopic_keep(cal.fit)}, now {config.gate.offtopic_keep}")
+    asked = (cal.fit.get("questions") or {}).get("offtopic")  # bundled off-topic questions it was made with
+    if asked is not None and bool(asked) != config.gate.offtopic:
+        out.append(f"gate.offtopic was {str(bool(asked)).lower()}, now {str(config.gate.offtopic).lower()}")
     return out
 
 

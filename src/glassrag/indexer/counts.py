@@ -17,7 +17,7 @@ from glassrag.config import Config
 from glassrag.indexer.diff import Before
 from glassrag.ingest.report import Progress
 from glassrag.lexical.analyze import Analyzer
-from glassrag.lexical.bm25 import TermCounts
+from glassrag.lexical.bm25 import Columns, TermCounts
 from glassrag.schema import Chunk
 from glassrag.store.base import Index
 
@@ -85,4 +85,4 @@ def merge_counts(old: TermCounts, old_rows: np.ndarray, fresh: TermCounts) -> Te
     doc_len = np.empty(len(old_rows), dtype=np.float32)
     doc_len[keep] = np.asarray(old.doc_len)[old_rows[keep]]
     doc_len[new] = fresh.doc_len
-    return TermCounts({terms[j]: k for k, j in enumerate(used.tolist())}, tf, doc_len)
+    return TermCounts({terms[j]: k for k, j in enumerate(used.tolist())}, Columns.of(tf), doc_len)

@@ -109,7 +109,9 @@ class Pipeline:
             ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, {}, asked), everything))
         else:  # one retriever, or a cache (which attributes what each leaves in the query's cache)
             ran = [self._step(self.retrievers[n], query, {}, asked) for n in everything]
-        key = digest("retrieved", self.bm25.params(), [k for _, _, k in ran]) if caching else None
+        # which lists are fused belongs in the key: the same retrievers run, one of them observed here
+        # and fused there, must not share a fusion
+        key = digest("retrieved", self.bm25.params(), [k for _, _, k in ran], names) if caching else None
         outputs = {t.name: out for t, out, _ in ran[: len(names)]}
         trace = [analyzed, *(t for t, _, _ in ran[: len(names)])]
         trace += [replace(t, kind="observe", notes=(*t.notes, "observed: traced and measured, not fused"))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from glassrag import threads
 from glassrag.errors import ConfigError
 from glassrag.models import bundled_cross_encoder as bundled_folder
 
@@ -69,10 +69,10 @@ class OnnxCrossEncoder:
         if self._session is None:
             from glassrag.models import onnx_session, onnx_tokenizer
 
-            self._session = onnx_session(self.file, self.threads or min(2, os.cpu_count() or 1),
+            self._session = onnx_session(self.file, self.threads or threads.model_threads(),
                                          "the folder needs model.onnx (fp32) or model.int8.onnx (int8) and "
                                          "tokenizer.json; choose the precision it has, or re-create the "
-                                         "folder with glassrag train-cross-encoder", spin=True)
+                                         "folder with glassrag train-cross-encoder")
             self._tokenizer = onnx_tokenizer(self.folder / "tokenizer.json", self.max_length)
             self._inputs = {i.name for i in self._session.get_inputs()}
         return self._session, self._tokenizer

@@ -67,7 +67,7 @@ class FeatureMaker:
         of the rows in each question term's column of the term counts."""
         if not stems or rows.size == 0:
             return np.zeros(rows.size)
-        tf = self.index.counts.tf
+        tf = self.index.counts.columns
         vocab = self.index.counts.vocab
         found = np.zeros(rows.size)
         for term in stems:

@@ -10,19 +10,23 @@ pool keep their order after it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from glassrag.fuse.normalize import min_max
 from glassrag.query import Query
 from glassrag.schema import Hit
 from glassrag.stage import Entry, ListStage, keeps_scores
 
+if TYPE_CHECKING:  # scipy is imported when MMR is on, not by every pipeline that could have it
+    import scipy.sparse as sp
+
 
 def tfidf_rows(tf: sp.spmatrix) -> sp.csr_matrix:
     """(1 + ln tf) · ln(N / n) per chunk row, each row scaled to unit length."""
+    import scipy.sparse as sp
+
     x = sp.csr_matrix(tf, dtype=np.float64, copy=True)
     n_docs = x.shape[0]
     doc_freq = np.bincount(x.indices, minlength=x.shape[1]).astype(np.float64)

@@ -33,13 +33,12 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
-import scipy.sparse as sp
 
 from glassrag import __version__
 from glassrag.config import Config
 from glassrag.dense.lsa import LSA
 from glassrag.errors import DiskError, StoreError
-from glassrag.lexical.bm25 import TermCounts, bm25_weights
+from glassrag.lexical.bm25 import Columns, TermCounts, bm25_weights
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Part, Stored, checked_part
 from glassrag.store.lock import LOCK_FILE, WriterLock
@@ -152,7 +151,7 @@ class EmbeddedStore:
             _link(source / "lexical", lex, LEXICAL_FILES)
         else:
             _write_json(lex / "vocab.json", sorted(index.counts.vocab, key=index.counts.vocab.get))
-            tf = index.counts.tf
+            tf = index.counts.columns
             np.save(lex / "tf_data.npy", np.asarray(tf.data, dtype=np.float32))
             np.save(lex / "tf_indices.npy", np.asarray(tf.indices, dtype=np.int32))
             np.save(lex / "tf_indptr.npy", np.asarray(tf.indptr, dtype=np.int64))
@@ -255,8 +254,8 @@ class EmbeddedStore:
         terms = json.loads((lex / "vocab.json").read_text(encoding="utf-8"))
         vocab = dict(zip(terms, range(len(terms))))
         doc_len = load_array(lex / "doc_len.npy")
-        tf = sp.csc_matrix((load_array(lex / "tf_data.npy"), load_array(lex / "tf_indices.npy"),
-                            load_array(lex / "tf_indptr.npy")), shape=(len(doc_len), len(terms)))
+        tf = Columns(load_array(lex / "tf_indptr.npy"), load_array(lex / "tf_indices.npy"),
+                     load_array(lex / "tf_data.npy"), (len(doc_len), len(terms)))
         counts = TermCounts(vocab, tf, doc_len)
         facts = manifest.get("stored", {})
         params = facts.get("bm25", {})

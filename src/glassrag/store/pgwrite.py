@@ -111,7 +111,7 @@ def index_weights(index: Index) -> np.ndarray:
     """bm25_weights of the index's counts at its k1 and b (those ingest computed, when it did)."""
     k1, b = index.config.bm25.k1, index.config.bm25.b
     weights = index.bm25_weights(k1, b)
-    if weights is None or weights.size != index.counts.tf.data.size:
+    if weights is None or weights.size != index.counts.columns.nnz:
         weights = bm25_weights(index.counts, k1, b)
     return np.asarray(weights, dtype=np.float32)
 
@@ -270,7 +270,12 @@ def _rewrite_postings(conn: Any, loc: Location, index: Index) -> None:
     keys = np.array([key_of[c.id] for c in index.chunks], dtype=np.int64)
     id_of = dict(conn.execute(f"SELECT term, id FROM {t('terms')}").fetchall())
     words = sorted(index.counts.vocab, key=index.counts.vocab.get)
-    term_id = np.array([id_of.get(w, 0) for w in words], dtype=np.int32)
+    term_id = np.array([id_of.get(w, -1) for w in words], dtype=np.int32)
+    missing = np.flatnonzero((term_id < 0) & (np.diff(index.counts.columns.indptr) > 0))
+    if missing.size:  # a word with postings must have its row: no posting may point at another word's id
+        raise StoreError(f"{loc.table('terms')} lacks {missing.size} word(s) that have postings, e.g. "
+                         f"{', '.join(repr(words[j]) for j in missing[:3].tolist())}",
+                         "nothing was changed; write the index again with glassrag ingest --store URL")
     conn.execute(f"DROP TABLE IF EXISTS {t('postings_next')}")
     conn.execute(postings_table(loc, "postings_next"))
     _copy_postings(conn, loc, "postings_next", index, np.arange(len(index.chunks)), keys, term_id)

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from glassrag.config import Config
 from glassrag.errors import StoreError
-from glassrag.lexical.bm25 import TermCounts
+from glassrag.lexical.bm25 import Columns, TermCounts
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Embedded, Index, Part, Stored
 from glassrag.store import pgschema
@@ -154,12 +154,17 @@ class PostgresStore:
         rows = np.searchsorted(chunks.keys, keys) if chunks.keys.size and np.all(np.diff(chunks.keys) > 0) \
             else np.array([chunks.row_of_key()[int(k)] for k in keys.tolist()], dtype=np.int64)
         cols = np.searchsorted(ids, term_ids)
+        if term_ids.size and (cols.max() >= ids.size or not np.array_equal(ids[cols], term_ids)):
+            lost = np.unique(term_ids[(cols >= ids.size) | (ids[np.minimum(cols, ids.size - 1)] != term_ids)])
+            raise StoreError(f"{t('postings')} names {lost.size} term id(s) that {t('terms')} lacks "
+                             f"(e.g. {', '.join(map(str, lost[:3].tolist()))}): their postings would count "
+                             "for other words", "the index is damaged; write it again with glassrag ingest --store URL")
         matrix = sp.csc_matrix((tf, (rows, cols)), shape=(len(chunks), len(vocab)), dtype=np.float32)
         matrix.sort_indices()
         matrix.indices = matrix.indices.astype(np.int32, copy=False)
         lengths = self.conn.execute(f'SELECT length FROM {t("chunks")} ORDER BY doc_id COLLATE "C", position').fetchall()
         doc_len = np.array([r[0] for r in lengths], dtype=np.float32)
-        return TermCounts(vocab, matrix, doc_len)
+        return TermCounts(vocab, Columns.of(matrix), doc_len)
 
     def _lsa(self, meta: dict[str, Any]) -> Any:
         if not meta.get("lsa"):

@@ -50,7 +50,7 @@ LABELS_KEPT = 65_536
 def pipeline_bytes(index: Index) -> int:
     """Memory one pipeline keeps beyond the shared index, estimated from the index: a float32
     BM25 score per posting and PER_CHUNK_BYTES per chunk (bench/pipeline_memory.py)."""
-    return PIPELINE_BASE_BYTES + int(index.counts.tf.nnz) * 4 + len(index.chunks) * PER_CHUNK_BYTES
+    return PIPELINE_BASE_BYTES + index.counts.columns.nnz * 4 + len(index.chunks) * PER_CHUNK_BYTES
 
 
 def pipelines_kept(index: Index, budget_mb: float | None = None) -> int:

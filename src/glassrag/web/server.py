@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from glassrag import threads
 from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
 from glassrag.lab import EXHIBITS
 from glassrag.web import forms as forms_module
@@ -235,6 +236,7 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
 
     if processes < 1:
         raise ConfigError(f"--workers {processes} is not a number of processes", "give 1 or more, e.g. --workers 2")
+    threads.serving()  # before any model loads: the workers inherit it
     local = is_loopback(host)
     app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log,
                      generator=generator, processes=processes)
