@@ -238,3 +238,6 @@ def test_postings_of_a_word_the_terms_table_lacks_are_refused_on_read_and_on_wri
     with pytest.raises(StoreError, match="'lisbon'"):
         open_store(url).write(second)
     assert store.conn.execute(count).fetchone() == before
+    store.conn.execute(f"DELETE FROM {store.loc.table('terms')}")  # every word gone, the postings kept
+    with pytest.raises(StoreError, match="term id"):
+        open_store(url).read()

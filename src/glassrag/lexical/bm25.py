@@ -290,9 +290,8 @@ class BM25:
 
 
 def counts_at(columns: Columns, rows: np.ndarray, cols: list[int]) -> np.ndarray:
-    """The dense block columns[rows, cols] (float64; zero where a row lacks the term): each
-    column's sorted rows searched for `rows`, so the cost is the columns' lengths, as scipy's
-    slicing, without scipy."""
+    """The dense block columns[rows, cols] (float64; zero where a row lacks the term): `rows`
+    binary-searched in each column's sorted rows, without scipy."""
     out = np.zeros((len(rows), len(cols)), dtype=np.float64)
     if not len(rows):
         return out

@@ -154,8 +154,10 @@ class PostgresStore:
         rows = np.searchsorted(chunks.keys, keys) if chunks.keys.size and np.all(np.diff(chunks.keys) > 0) \
             else np.array([chunks.row_of_key()[int(k)] for k in keys.tolist()], dtype=np.int64)
         cols = np.searchsorted(ids, term_ids)
-        if term_ids.size and (cols.max() >= ids.size or not np.array_equal(ids[cols], term_ids)):
-            lost = np.unique(term_ids[(cols >= ids.size) | (ids[np.minimum(cols, ids.size - 1)] != term_ids)])
+        known = cols < ids.size
+        known[known] = ids[cols[known]] == term_ids[known]
+        if not known.all():
+            lost = np.unique(term_ids[~known])
             raise StoreError(f"{t('postings')} names {lost.size} term id(s) that {t('terms')} lacks "
                              f"(e.g. {', '.join(map(str, lost[:3].tolist()))}): their postings would count "
                              "for other words", "the index is damaged; write it again with glassrag ingest --store URL")
