@@ -46,6 +46,13 @@ def test_a_commands_help_imports_nothing_heavy(command: str):
     assert not modules_after(command, "--help") & set(HEAVY)
 
 
+@pytest.mark.parametrize("command", ["ask", "eval", "serve", "demo", "corpus"])
+def test_the_help_of_a_command_that_answers_or_serves_imports_no_numpy(command: str):
+    # `ask --help` imported numpy (0.2 CPU s) through --labels' choices: glassrag.generate's
+    # package imported glassrag.query, which named numpy's array type at import
+    assert not modules_after(command, "--help") & {"numpy", "scipy"}
+
+
 def test_help_lists_the_choices_it_imports_lazily(capsys):
     from glassrag.cli import main
 

@@ -5,9 +5,10 @@ once, when first asked for."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: building the CLI's parser (`ask --help`) imports this module
+    import numpy as np
 
 
 @dataclass
