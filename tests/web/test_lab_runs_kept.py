@@ -43,3 +43,16 @@ def test_runs_kept_at_once_by_processes_and_threads_are_all_kept(corpus: Path, t
     ids = {r["id"] for r in read_runs(bench)}
     assert ids == {f"w{w}-{n}" for w in range(5) for n in range(PER_WORKER)}
     assert not list((tmp_path / "lab").glob(".runs.*.tmp"))  # no temporary file left behind
+
+
+def test_the_lab_memo_holds_at_most_memo_kept_entries(corpus: Path, tmp_path: Path, monkeypatch):
+    # as the workbench's caches: full at MEMO_KEPT entries, then forgotten, so it never holds more
+    import glassrag.lab.base as base
+
+    monkeypatch.setattr(base, "MEMO_KEPT", 3)
+    bench = _bench(corpus, tmp_path)
+    sizes = []
+    for n in range(10):
+        assert bench.remember(["key", n], lambda: n) == n
+        sizes.append(len(bench.memo))
+    assert max(sizes) == 3 and sizes[:3] == [1, 2, 3] and sizes[3] == 1

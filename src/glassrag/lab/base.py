@@ -83,7 +83,7 @@ class LabBench:
         key = config.key()
         with self.lock:
             if key not in self._pipelines:
-                if len(self._pipelines) > 64:
+                if len(self._pipelines) >= 64:
                     self._pipelines.clear()
                 self._pipelines[key] = self.workbench.pipeline(config)
             return self._pipelines[key]
@@ -93,7 +93,7 @@ class LabBench:
         text = json.dumps(key, sort_keys=True, default=str)
         with self.lock:
             if text not in self.memo:
-                if len(self.memo) > MEMO_KEPT:
+                if len(self.memo) >= MEMO_KEPT:
                     self.memo.clear()
                 self.memo[text] = compute()
             return self.memo[text]  # type: ignore[no-any-return]
