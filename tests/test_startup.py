@@ -41,7 +41,20 @@ def test_building_the_parser_imports_no_library_beyond_the_standard_one():
         sorted(loaded & {*HEAVY, "numpy", "scipy", "glassrag.generate", "glassrag.store", "glassrag.gate"})
 
 
-@pytest.mark.parametrize("command", ["ask", "calibrate", "ingest", "eval", "serve", "demo"])
+COMMANDS = ["ingest", "documents", "ask", "golden", "eval", "compare", "trec", "experiment", "rerank-train",
+            "calibrate", "train-cross-encoder", "serve", "config", "sweep", "demo", "corpus"]
+
+
+def test_the_list_of_commands_is_the_parsers():
+    import argparse
+
+    from glassrag.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(sub.choices) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_commands_help_imports_nothing_heavy(command: str):
     assert not modules_after(command, "--help") & set(HEAVY)
 
