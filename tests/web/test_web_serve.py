@@ -91,3 +91,37 @@ def test_workers_below_one_are_refused(demo_index: Path):
                                          ("example.org", False)])
 def test_loopback_is_recognised(host: str, local: bool):
     assert guard.is_loopback(host) is local
+
+
+def test_a_served_app_loads_the_gates_model_when_it_starts_not_on_the_first_question(
+        demo_index: Path, monkeypatch: pytest.MonkeyPatch):
+    from starlette.testclient import TestClient
+
+    from glassrag.rerank import cross_onnx
+
+    monkeypatch.setattr(cross_onnx, "_LOADED", {})  # this process's models, as a new worker has them
+
+    def sessions() -> int:
+        return sum(m._session is not None for m in cross_onnx._LOADED.values())
+
+    with TestClient(server.create_app([demo_index])):  # as tests and the library make it: loaded when asked
+        assert sessions() == 0
+    # as `glassrag serve` makes it
+    with TestClient(server.create_app([demo_index], warm=True), base_url="http://127.0.0.1") as client:
+        assert sessions() == 1  # the demo's calibration reads the answerability model
+        assert client.get("/ask.json", params={"q": "What does error E-4107 mean?"}).status_code == 200
+        assert sessions() == 1 and len(cross_onnx._LOADED) == 1  # the question used the one loaded
+
+
+def test_a_served_index_that_fails_to_warm_is_left_for_its_first_request_to_report(
+        demo_index: Path, monkeypatch: pytest.MonkeyPatch):
+    from starlette.testclient import TestClient
+
+    from glassrag.web.catalog import Source
+
+    def broken(self: Source) -> None:
+        raise StoreError(f"{self.path} cannot be read", "rebuild it")
+
+    monkeypatch.setattr(Source, "warm", broken)
+    with TestClient(server.create_app([demo_index], warm=True), base_url="http://127.0.0.1") as client:
+        assert client.get("/glossary.json").status_code == 200

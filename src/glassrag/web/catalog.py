@@ -180,6 +180,16 @@ class Source:
                 self._pipelines.popitem(last=False)
         return built
 
+    def warm(self) -> None:
+        """Loads what the first question would: the index, its default pipeline and the
+        answerability model its gate reads (ONNX Runtime's import and session: about half a
+        second a process, which the first question asked of each worker had waited for)."""
+        live = self.live()
+        for stage in self.pipeline(live.index.config, live).stages:
+            reads = getattr(stage, "answerability", None)
+            if reads is not None:
+                reads.model.load()
+
     def judge(self, live: Live | None = None) -> Judge:
         index = self._at(live)
         with self._lock:
@@ -299,6 +309,15 @@ class Catalog:
     @property
     def names(self) -> list[str]:
         return list(self.sources)
+
+    def warm(self) -> None:
+        """Every index's `Source.warm`; an index that fails here is left for its first request to
+        report, as it would have without the warm-up."""
+        for source in self.sources.values():
+            try:
+                source.warm()
+            except GlassragError:
+                pass
 
     def get(self, name: str | None) -> Source:
         if not name:

@@ -17,8 +17,9 @@ import logging
 import os
 import socket
 import sys
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
 import anyio.to_thread
@@ -155,14 +156,17 @@ def pages_error(pages: Pages, request: Request, as_json: bool, status: int, prob
 
 
 def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
-               log: Path | None = None, generator: str | None = None, processes: int = 1) -> Starlette:
+               log: Path | None = None, generator: str | None = None, processes: int = 1,
+               warm: bool = False) -> Starlette:
     """The app over these index folders (StoreError when one is not an index).
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
     to another address on purpose). `log`: the experiment log folder the development page shows.
     `generator`: the generation backend the user named (serve --generator); an index's is never used.
     `processes`: how many processes will serve this app (forked from it): each takes its share
-    of a client's state-changing POSTs a minute, so together they take no more than one."""
+    of a client's state-changing POSTs a minute, so together they take no more than one.
+    `warm`: each process loads every index's default pipeline and the models it reads when it
+    starts, before it takes a request (`Catalog.warm`), instead of on the first question."""
     forms = Forms(max(1, forms_module.PER_MINUTE // processes))
     pages = Pages(Catalog(list(indexes)), log, forms, generator)  # folders, or postgresql:// URLs (kept as text)
     workers = Workers(WORKERS)
@@ -209,7 +213,13 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         *[r for name, e in EXHIBITS.items() for r in both(f"/lab/{name}", pages.lab, {"index", *e.params})],
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if warm:  # in each worker, after the fork: an ONNX Runtime session is not shared across one
+            await anyio.to_thread.run_sync(pages.catalog.warm)
+        yield
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found}, lifespan=lifespan)
     app.add_middleware(Guard, allowed_hosts=allowed_hosts)  # type: ignore[arg-type]
     app.state.catalog = pages.catalog
     app.state.workers = workers
@@ -239,7 +249,7 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
     threads.serving()  # before any model loads: the workers inherit it
     local = is_loopback(host)
     app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log,
-                     generator=generator, processes=processes)
+                     generator=generator, processes=processes, warm=True)
     check_port(host, port)
     if processes > 1:  # each index folder read once, here: a broken one stops the server; the workers share it
         for source in app.state.catalog.sources.values():
