@@ -12,6 +12,7 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.retrieve import RETRIEVERS, make_retriever
+from glassrag.retrieve import generated
 from glassrag.retrieve.generated import PROMPTS, GeneratedRetriever
 
 
@@ -25,10 +26,11 @@ def test_each_prompt_is_a_retriever_of_the_table():
     assert set(PROMPTS) <= set(RETRIEVERS)
 
 
-def test_the_mixed_query_is_the_formula_by_hand(index):
+def test_the_mixed_query_is_the_formula_by_hand(index, monkeypatch):
     r = made(index, generated_weight=0.25)
     question = Query("what does the tilt error mean", index.analyzer("what does the tilt error mean"))
-    r._written[question.question] = "the tilt sensor lost calibration, sensor calibration"  # a generator's words
+    monkeypatch.setitem(generated._WRITTEN, r.key(question.question),
+                        "the tilt sensor lost calibration, sensor calibration")  # a generator's words
     asked = r.bm25.term_ids(question.tokens)
     wrote = r.bm25.term_ids(index.analyzer("the tilt sensor lost calibration, sensor calibration"))
     assert asked and wrote and set(wrote) - set(asked)
@@ -43,22 +45,47 @@ def test_the_mixed_query_is_the_formula_by_hand(index):
     assert sum(got.values()) == pytest.approx(1.0)
 
 
-def test_words_the_index_lacks_add_nothing(index):
+def test_words_the_index_lacks_add_nothing(index, monkeypatch):
     r = made(index)
     question = Query("tilt sensor", index.analyzer("tilt sensor"))
-    r._written[question.question] = "zzzqx vvvqy"
+    monkeypatch.setitem(generated._WRITTEN, r.key(question.question), "zzzqx vvvqy")
     assert sum(r.expansion(question).values()) == pytest.approx(0.5)
 
 
-def test_the_bundled_generator_writes_the_same_words_twice(index):
+def test_the_bundled_generator_writes_the_same_words_twice(index, monkeypatch):
     r = made(index, "bm25-rewrite", generated_tokens=24)
     question = "What does E-4107 mean?"
+    monkeypatch.setattr(generated, "_WRITTEN", {})
     first = Pipeline(index, r.config).run(question)
+    generated._WRITTEN.clear()  # written again, not read from what the first wrote
     again = Pipeline(index, r.config).run(question)
     trace = first.stage("bm25-rewrite")
     assert trace.notes[0].startswith("generated: ") and len(trace.notes[0]) > len("generated: ")
     assert trace.notes == again.stage("bm25-rewrite").notes
     assert [h.chunk_id for h in trace.hits] == [h.chunk_id for h in again.stage("bm25-rewrite").hits]
+
+
+def test_a_question_is_written_once_for_every_retriever_of_the_same_settings(index, monkeypatch):
+    # the pipelines an experiment fits and evaluates with, the web's settings cache, the bundled
+    # off-topic questions asked of each corpus: one generation each, not one per retriever
+    from glassrag.generate.local import LocalModel
+
+    calls: list[str] = []
+    complete = LocalModel.complete
+
+    def counted(self, messages, *args, **kwargs):
+        calls.append(messages[-1]["content"])
+        return complete(self, messages, *args, **kwargs)
+
+    monkeypatch.setattr(LocalModel, "complete", counted)
+    monkeypatch.setattr(generated, "_WRITTEN", {})
+    r = made(index, "bm25-rewrite", generated_tokens=8)
+    for _ in range(2):
+        Pipeline(index, r.config).run("What does E-4107 mean?")
+    assert calls == ["What does E-4107 mean?"]
+    other = r.config.with_overrides(retrieve={"generated_tokens": 9})  # other settings: written anew
+    Pipeline(index, other).run("What does E-4107 mean?")
+    assert len(calls) == 2
 
 
 def test_an_endpoint_named_by_the_index_is_never_contacted(index):
@@ -74,7 +101,6 @@ def test_offered_only_where_the_bundled_generator_can_run(index, monkeypatch):
     import importlib.util
 
     from glassrag.retrieve import offered
-    from glassrag.retrieve import generated
 
     installed = importlib.util.find_spec("llama_cpp") is not None
     assert generated.can_generate(index) == installed
@@ -85,16 +111,15 @@ def test_offered_only_where_the_bundled_generator_can_run(index, monkeypatch):
     assert not set(PROMPTS) & set(offered(index)) and "bm25" in offered(index)
 
 
-def test_a_retriever_keeps_the_last_questions_words_only(index, monkeypatch):
-    from glassrag.retrieve import generated
-
+def test_the_process_keeps_the_last_questions_words_only(index, monkeypatch):
     class Echo:  # stands in for the model: what is tested is which questions are kept
         def complete(self, messages, max_tokens, temperature, seed):
             return type("Done", (), {"text": messages[-1]["content"]})()
 
     monkeypatch.setattr(generated, "WRITTEN_KEPT", 2)
+    monkeypatch.setattr(generated, "_WRITTEN", {})
     r = made(index)
     r._backend = Echo()
     for q in ("one", "two", "three"):
         assert r.written(q) == q
-    assert list(r._written) == ["two", "three"]
+    assert [key[-1] for key in generated._WRITTEN] == ["two", "three"]

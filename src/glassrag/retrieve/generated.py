@@ -14,7 +14,8 @@ The generated text is analysed like a question and mixed with it as RM3 mixes it
 
 and every chunk is scored by Σ_t w(t) · bm25(t, D) (λ is `retrieve.generated_weight`). The
 generation is greedy (temperature 0 unless set), so a question's words are the same every
-time; they are kept per question for the retriever's life and shown in the trace. Each
+time; they are kept per question and settings for the process (every retriever of those
+settings reads them) and shown in the trace. Each
 question costs one generation: about 1 CPU s with the bundled model for 64 tokens.
 """
 
@@ -42,8 +43,13 @@ PROMPTS = {
 }
 
 
-# questions whose generated words a retriever keeps (one generation each, about 1 CPU s)
-WRITTEN_KEPT = 4096
+# What the generator wrote, per (backend, model, prompt, max_tokens, temperature, seed, question),
+# kept for the process: every retriever of these settings reads it (the pipelines a workbench
+# fits and evaluates with, the web's settings cache, a question asked of several corpora, as the
+# bundled off-topic questions are); the oldest out past WRITTEN_KEPT (a text is at most
+# `generated_tokens` tokens: a few MB).
+WRITTEN_KEPT = 16_384
+_WRITTEN: dict[tuple[Any, ...], str] = {}
 
 
 def can_generate(index: Index) -> bool:
@@ -75,7 +81,6 @@ class GeneratedRetriever(RM3Retriever):
         self.config = config
         self.max_tokens = config.retrieve.generated_tokens
         self._backend: Any = None
-        self._written: dict[str, str] = {}  # question -> the generated text, the last WRITTEN_KEPT
 
     def params(self) -> dict[str, Any]:
         g = self.config.generate
@@ -83,10 +88,16 @@ class GeneratedRetriever(RM3Retriever):
                 "max_tokens": self.max_tokens, "temperature": g.temperature, "seed": g.seed,
                 "question_weight": self.weight, "depth": self.depth, "family": "lexical"}
 
+    def key(self, question: str) -> tuple[Any, ...]:
+        """What the generated text depends on: the question and these settings."""
+        g = self.config.generate
+        return (g.backend, g.model, PROMPTS[self.name], self.max_tokens, g.temperature, g.seed, question)
+
     def written(self, question: str) -> str:
-        """The generator's text for `question`, generated once."""
-        if question not in self._written:
-            g = self.config.generate
+        """The generator's text for `question`, generated once in this process for these settings."""
+        g = self.config.generate
+        key = self.key(question)
+        if key not in _WRITTEN:
             if self._backend is None:
                 from glassrag.generate.backends import make_backend
 
@@ -94,10 +105,10 @@ class GeneratedRetriever(RM3Retriever):
                 self._backend = make_backend(g.backend, g.model, g.timeout)
             messages = [{"role": "system", "content": PROMPTS[self.name]}, {"role": "user", "content": question}]
             text = self._backend.complete(messages, self.max_tokens, g.temperature, g.seed).text
-            if len(self._written) >= WRITTEN_KEPT:  # oldest out
-                del self._written[next(iter(self._written))]
-            self._written[question] = text
-        return self._written[question]
+            while len(_WRITTEN) >= WRITTEN_KEPT:  # oldest out
+                del _WRITTEN[next(iter(_WRITTEN))]
+            _WRITTEN[key] = text
+        return _WRITTEN[key]
 
     def expansion(self, query: Query) -> dict[int, float]:
         """term id -> w(t): the question's words and the generated words, mixed by λ."""
