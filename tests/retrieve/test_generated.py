@@ -86,6 +86,10 @@ def test_a_question_is_written_once_for_every_retriever_of_the_same_settings(ind
     other = r.config.with_overrides(retrieve={"generated_tokens": 9})  # other settings: written anew
     Pipeline(index, other).run("What does E-4107 mean?")
     assert len(calls) == 2
+    hyde = made(index, "bm25-hyde", generated_tokens=8)  # another prompt: written anew
+    assert hyde.written("What does E-4107 mean?") is not None and len(calls) == 3
+    Pipeline(index, r.config).run("What does E-4170 mean?")  # another question
+    assert len(calls) == 4
 
 
 def test_an_endpoint_named_by_the_index_is_never_contacted(index):
