@@ -104,6 +104,35 @@ def test_trained_and_exported_the_onnx_logits_are_the_torch_model_s(tmp_path: Pa
     np.testing.assert_allclose(OnnxCrossEncoder(out, "fp32").predict(texts, batch_size=6), expected, atol=1e-4)
 
 
+def test_a_model_of_fewer_layers_keeps_the_base_s_first_layers_and_exports_them(tmp_path: Path):
+    pairs = write(tmp_path / "pairs.jsonl.gz", rows())
+    out = tmp_path / "small"
+    record = cross_train.train_and_export(pairs, out, seed=0, layers=2)
+    assert record["layers"] == 2
+    import onnx
+
+    graph = onnx.load(str(out / "model.onnx")).graph
+    layers = {n.name.split("/")[3] for n in graph.node if n.name.startswith("/encoder/encoder/layer.")}
+    assert layers == {"layer.0", "layer.1"}
+    model, tokenizer, _ = cross_train.fit(cross_train.read_pairs(pairs), seed=0, layers=2)
+    assert len(model.encoder.encoder.layer) == 2
+    texts = [(r["question"], r["passage"]) for r in rows()]
+    enc = tokenizer([q for q, _ in texts], [p for _, p in texts], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        expected = model(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]).squeeze(-1).numpy()
+    from glassrag.rerank.cross_onnx import OnnxCrossEncoder
+
+    np.testing.assert_allclose(OnnxCrossEncoder(out, "fp32").predict(texts, batch_size=1), expected, atol=1e-4)
+    # all six by default
+    assert cross_train.fit(cross_train.read_pairs(pairs), seed=0)[2]["layers"] == 6
+
+
+@pytest.mark.parametrize("layers", [0, 7])
+def test_more_layers_than_the_base_has_or_none_is_a_clear_error(tmp_path: Path, layers: int):
+    with pytest.raises(ConfigError, match=f"--layers {layers}: the base encoder has 6 layers"):
+        cross_train.fit(rows(), seed=0, layers=layers)
+
+
 def test_an_out_folder_that_holds_something_else_is_not_replaced(tmp_path: Path):
     out = tmp_path / "notes"
     out.mkdir()

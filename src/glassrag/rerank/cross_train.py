@@ -148,11 +148,26 @@ def scorer(encoder: Any) -> Any:
     return MeanPooledScorer()
 
 
+def keep_layers(encoder: Any, layers: int | None) -> Any:
+    """`encoder` with only its first `layers` transformer layers (None: all of them). A model
+    of fewer layers reads a pair in proportionally less time; the lower layers of a trained
+    encoder are a start that already reads words in context."""
+    have = encoder.config.num_hidden_layers
+    if layers is None or layers == have:
+        return encoder
+    if not 1 <= layers <= have:
+        raise ConfigError(f"--layers {layers}: the base encoder has {have} layers",
+                          f"choose a number from 1 to {have}")
+    encoder.encoder.layer = encoder.encoder.layer[:layers]
+    encoder.config.num_hidden_layers = layers
+    return encoder
+
+
 def fit(pairs: Sequence[dict[str, Any]], base: str = BASE, questions: int = 4, lr: float = 5e-5,
-        max_length: int = MAX_LENGTH, seed: int = 0,
+        max_length: int = MAX_LENGTH, seed: int = 0, layers: int | None = None,
         progress: Callable[[str], None] | None = None) -> tuple[Any, Any, dict[str, Any]]:
     """(model, tokenizer, record of the run) after one pass over `pairs`, `questions` question
-    groups a step."""
+    groups a step, the base encoder cut to its first `layers` layers (None: all)."""
     try:
         import torch
         from transformers import AutoModel, AutoTokenizer
@@ -164,7 +179,8 @@ def fit(pairs: Sequence[dict[str, Any]], base: str = BASE, questions: int = 4, l
     torch.manual_seed(seed)
     folder = base_folder(base)
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    model = scorer(AutoModel.from_pretrained(str(folder), local_files_only=True, add_pooling_layer=False))
+    encoder = AutoModel.from_pretrained(str(folder), local_files_only=True, add_pooling_layer=False)
+    model = scorer(keep_layers(encoder, layers))
     model.train()
     optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     lengths = [len(e) for e in tokenizer([p["question"] for p in pairs], [p["passage"] for p in pairs],
@@ -195,7 +211,8 @@ def fit(pairs: Sequence[dict[str, Any]], base: str = BASE, questions: int = 4, l
             progress(f"step {step + 1}/{steps}  loss {np.mean(losses[-25:]):.4f}  "
                      f"{spent / (step + 1):.2f} s a step  {spent / 60:.1f} min")
     model.eval()
-    record = {"base": base, "base_folder": folder.name, "pooling": "mean",
+    record = {"base": base, "base_folder": folder.name, "layers": model.encoder.config.num_hidden_layers,
+              "pooling": "mean",
               "loss": "binary cross-entropy + softmax cross-entropy per question",
               "pairs": len(pairs), "questions": len(grouped), "questions_a_step": questions,
               "lr": lr, "max_length": max_length, "seed": seed, "steps": steps,
@@ -257,7 +274,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
 
 def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, heldout: Path | None = None,
                      heldout_limit: int | None = None, base: str = BASE, seed: int = 0, lr: float = 5e-5,
-                     source: str | None = None, licence: str | None = None,
+                     source: str | None = None, licence: str | None = None, layers: int | None = None,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Fit on the pairs of the first `limit` questions of `pairs_file`, export to `out`
     (model.onnx, model.int8.onnx, tokenizer.json) and write out/meta.json: how it was trained,
@@ -276,7 +293,7 @@ def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, held
         raise ConfigError(f"{pairs_file}: {len(pairs)} pairs, not both labels",
                           "the model needs pairs that answer (label 1) and pairs that do not (label 0)")
     held = read_pairs(heldout, heldout_limit) if heldout is not None else None
-    model, tokenizer, record = fit(pairs, base, lr=lr, seed=seed, progress=progress)
+    model, tokenizer, record = fit(pairs, base, lr=lr, seed=seed, layers=layers, progress=progress)
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     record["files"] = export(model, tokenizer, partial)
