@@ -7,8 +7,6 @@ import itertools
 import re
 from typing import Any, ClassVar
 
-import numpy as np
-
 from glassrag.chunk.units import UNITS, count_units, unit_spans
 from glassrag.errors import ConfigError
 from glassrag.schema import Chunk, Document
@@ -141,10 +139,9 @@ class Locator:
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
-        self.newlines: np.ndarray | None = None
+        self.newlines: list[int] | None = None
         if doc.format == "text":
-            self.newlines = np.fromiter((m.start() for m in re.finditer("\n", doc.text)),
-                                        dtype=np.int64)
+            self.newlines = [m.start() for m in re.finditer("\n", doc.text)]
             return
         self.order = sorted(range(len(doc.sections)), key=lambda i: doc.sections[i].start)
         self.starts = [doc.sections[i].start for i in self.order]
@@ -154,8 +151,8 @@ class Locator:
         """The locator of the section holding most of [start, end) (the first listed of
         equals); for plain text, line numbers."""
         if self.newlines is not None:
-            first = int(np.searchsorted(self.newlines, start)) + 1
-            last = int(np.searchsorted(self.newlines, max(start, end - 1))) + 1
+            first = bisect.bisect_left(self.newlines, start) + 1
+            last = bisect.bisect_left(self.newlines, max(start, end - 1)) + 1
             return (f"line {first}" if first == last else f"lines {first}-{last}"), ()
         sections = self.doc.sections
         best: tuple[int, int] | None = None  # (overlap, -index in doc.sections)

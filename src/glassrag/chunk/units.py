@@ -4,9 +4,10 @@ so every chunk can be cut back out of the document verbatim."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where spans are made: `ingest --help` lists UNITS without it
+    import numpy as np
 
 UNITS = ("words", "tokens", "chars")
 _WORD = re.compile(r"\S+")
@@ -23,6 +24,8 @@ _LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 def unit_spans(text: str, unit: str) -> np.ndarray:
     """An (n, 2) array of [start, end) offsets of each unit in `text` (16 bytes a unit,
     built without an intermediate list of Python tuples)."""
+    import numpy as np
+
     if unit == "chars":
         starts = np.arange(len(text), dtype=np.int64)
         return np.stack([starts, starts + 1], axis=1)

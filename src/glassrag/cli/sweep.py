@@ -10,9 +10,10 @@ from typing import Any
 
 from rich.table import Table
 
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, LazyHelp, out, progress
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, out, progress
 from glassrag.cli.evaluate import fmt
 from glassrag.config import layered, toml_text
+from glassrag.evaluate import DEFAULT_METRIC
 
 SWEEP_HELP = "evaluate a grid of settings on a split, choose the best, test it once"
 
@@ -32,9 +33,9 @@ def add_parser(sub: Any) -> None:
                    help="a TOML sweep file: [grid.SECTION] tables of value lists and/or [[configs]]")
     p.add_argument("--split", default="train", choices=["train", "test", "all"],
                    help="the split the configurations are compared on (default: train)")
-    p.add_argument("--metric", default=None, help=LazyHelp(  # glassrag.evaluate.sweep imports scipy.stats
-        lambda: f"what chooses the best configuration (default: {default_metric()!r}: read before the "
-                "gate, so its calibration does not move it, and graded, so it ties less than a hit rate)"))
+    p.add_argument("--metric", default=None,
+                   help=f"what chooses the best configuration (default: {DEFAULT_METRIC!r}: read before the "
+                        "gate, so its calibration does not move it, and graded, so it ties less than a hit rate)")
     p.add_argument("--config", type=Path, help=CONFIG_HELP + "; every configuration starts from it")
     p.add_argument("--docs", nargs="+", type=Path, metavar="PATH",
                    help="the source documents, for settings that need a re-ingest (default: the folders "
@@ -60,7 +61,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     name = args.name or time.strftime("sweep-%Y%m%d-%H%M%S")
     with progress("sweeping") as bar:
         task = bar.add_task("sweep", total=len(grid) + (0 if args.no_test else 1))
-        sweep = run_sweep(args.index, Path(args.golden), grid, split=args.split, metric=args.metric or default_metric(),
+        sweep = run_sweep(args.index, Path(args.golden), grid, split=args.split, metric=args.metric or DEFAULT_METRIC,
                           base=base, docs=args.docs, test=not args.no_test, calibrate=not args.no_calibrate,
                           measure_uncached=args.measure_uncached, name=name,
                           progress=lambda n, total, what: bar.update(task, completed=n, total=total,
@@ -112,9 +113,3 @@ def print_sweep(data: dict[str, Any], target: Path) -> None:
             out.print(f"index {v['fingerprint']} ({', '.join(f'{n} = {toml_text(x)}' for n, x in v['settings'].items())}): "
                       f"{v['chunks']} chunks, {'built' if v['built'] else 'reused'} at {v['path']}", markup=False)
     out.print(f"written to {target} (sweep.json and one run file per configuration in runs/)", markup=False)
-
-
-def default_metric() -> str:
-    from glassrag.evaluate.sweep import DEFAULT_METRIC
-
-    return DEFAULT_METRIC

@@ -215,7 +215,7 @@ class GateSettings:
                         "balanced (max balanced accuracy: cost 1), keep95 (keep ≥ 95 % of answerable)",
                         "experiment bench-m12-gate-cost: balanced declined 40-47 % of answerable train questions "
                         "(cross-validated); cost keeps them",
-                        choices="glassrag.gate.calibrate:RULES")
+                        choices="glassrag.gate:RULES")
     cost: float = setting(2.5, "how much worse a wrongly declined answerable question is than an "
                           "answered unanswerable one (rule cost)",
                           "experiment gate-cost-offtopic: with the bundled off-topic questions weighing half, "
@@ -233,7 +233,7 @@ class GateSettings:
                          "train cost); either falls back to auto when the combination cannot separate",
                          "bench/gate_scores.py over six corpora's test splits: combined's cost 0.445 against "
                          "auto's 0.612 at depth 5 (mean over the corpora of 5 x found answers declined + unanswerable answered)",
-                         choices="glassrag.gate.calibrate:SCORES")
+                         choices="glassrag.gate:SCORES")
     answerability_depth: int = setting(5, "passages of the final ranking the answerability model reads "
                                        "(one model call each): the k the answer shows, so a found answer's "
                                        "passage is read wherever it is shown",

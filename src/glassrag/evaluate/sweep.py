@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError
+from glassrag.evaluate import DEFAULT_METRIC
 from glassrag.evaluate.fitting import AS_BUILT, SWEEP
 from glassrag.evaluate.golden import Question
 from glassrag.evaluate.grid import Grid, configure, distance
@@ -38,7 +39,6 @@ from glassrag.store.pgschema import redact
 
 SWEEP_FORMAT = "glassrag-sweep"
 SWEEP_FORMAT_VERSION = 1
-DEFAULT_METRIC = "ranking mrr@10"
 Progress = Callable[[int, int, str], None]
 
 

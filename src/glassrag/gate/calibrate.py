@@ -44,10 +44,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
+from glassrag.gate import RULES, SCORES
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 
-RULES = ("cost", "balanced", "keep95")
-SCORES = ("combined", "auto")
 # the fixed combination: the model's judgement and how much of the question the passages hold
 COMBINED = ("answerability", "bm25_norm", "term_share", "coverage", "known_share")
 # below this many found answers or unanswerable questions, no interval means anything
@@ -75,7 +74,7 @@ def auroc(positive: Sequence[float], negative: Sequence[float],
         wins = (pos.size - at_or_below) + 0.5 * (at_or_below - below)
         return float((w * wins).sum() / (pos.size * w.sum()))
     from scipy.stats import rankdata  # here: scipy.stats costs ~0.3 s to import, and `glassrag
-    # calibrate --help` imports this module for RULES (tests/test_startup.py)
+    # calibrate` imports this module before it needs ranks (tests/test_startup.py)
 
     ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
     r_pos = ranks[: pos.size].sum()
