@@ -102,6 +102,12 @@ def test_trained_and_exported_the_onnx_logits_are_the_torch_model_s(tmp_path: Pa
     np.testing.assert_allclose(got, expected, atol=1e-4)
     # padded in one batch, the graph masks the padding as torch does
     np.testing.assert_allclose(OnnxCrossEncoder(out, "fp32").predict(texts, batch_size=6), expected, atol=1e-4)
+    # the record holds each file's logit range (rerank/cross_bounds.py), and the logits are inside
+    assert sorted(meta["logit_bounds"]) == ["model.int8.onnx", "model.onnx"]
+    for precision in ("fp32", "int8"):
+        ce = OnnxCrossEncoder(out, precision)
+        low, high = ce.bounds
+        assert low < float(ce.predict(texts).min()) and float(ce.predict(texts).max()) < high
 
 
 def test_a_model_of_fewer_layers_keeps_the_base_s_first_layers_and_exports_them(tmp_path: Path):

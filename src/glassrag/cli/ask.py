@@ -60,12 +60,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def ask(location: str, question: str, config_file: Path | None = None,
         flags: dict[str, Any] | None = None) -> Answer:
-    """The answer of the index at `location` with its settings, under a settings file and flags."""
+    """The answer of the index at `location` with its settings, under a settings file and flags
+    (the gate reads the answerability model only as far as its decision needs)."""
     from glassrag.pipeline import Pipeline
     from glassrag.store import open_store
 
     index = open_store(location).read()
-    return Pipeline(index, layered(index.config, config_file, flags or {}, built=True)).run(question)
+    return Pipeline(index, layered(index.config, config_file, flags or {}, built=True),
+                    read_to_decide=True).run(question)
 
 
 def highlighted(p: Any) -> Text:

@@ -90,6 +90,12 @@ class Answerability:
         self.depth = depth
         self.model: OnnxCrossEncoder = shared(folder, precision_of(folder))
 
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The lowest and highest logit the model can give (rerank/cross_bounds.py), as its
+        meta.json records them; None when it does not."""
+        return self.model.bounds
+
     def scores(self, question: str, chunk_ids: Sequence[str], text: Callable[[str], str]) -> list[float]:
         ids = list(chunk_ids)[: self.depth]
         file = str(self.model.file)

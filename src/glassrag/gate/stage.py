@@ -7,11 +7,23 @@ Its signals cost most (the answerability model reads the top passages) and depen
 settings than its decision, so the loop keeps them in the stage cache under `measure_id()`:
 a sweep that calibrates each configuration measures a question once, decides once per
 calibration.
+
+Answering one question (`glassrag ask`, the web app) needs the decision, not the signal:
+with `read_to_decide` the gate reads the model only until its decision is settled, and
+takes the same decision as when it reads every passage. The score rises with the model's
+logit (a positive weight; the margin, which does not, makes it read them all), the logit of
+every passage lies within the model's bounds (rerank/cross_bounds.py), and the best of the
+passages read so far is a floor of the best of them all. So: when any logit within the
+bounds gives the same decision, no passage is read; else passages are read in rank order
+until the best so far passes, or none is left. The signals then record how many were read
+(`answerability_read`) and, as `answerability`, the value the decision was taken at: the
+best so far when it passed, a bound when none was read.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import math
+from typing import Any, Callable, Mapping, Sequence
 
 from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
@@ -25,10 +37,11 @@ from glassrag.store.base import ChunkTexts
 Signals = dict[str, float] | None  # None: no passage matched at all
 
 
-def made(index: Any, config: Any, bm25: Any, every_signal: bool = False) -> GateStage:
+def made(index: Any, config: Any, bm25: Any, every_signal: bool = False, read_to_decide: bool = False) -> GateStage:
     """The gate of these settings: calibrated when `gate.enabled` (else it passes every
     question), measuring the answerability signals when the calibration reads them, or when
-    `every_signal` (calibration needs them all)."""
+    `every_signal` (calibration needs them all); with `read_to_decide` (and not `every_signal`),
+    reading the model only as far as its decision needs."""
     folder = answerability.model_folder(config.gate.answerability)
     model = answerability.model_digest(folder) if folder else None
     calibration = index.extra.get("gate") if config.gate.enabled else None
@@ -36,7 +49,8 @@ def made(index: Any, config: Any, bm25: Any, every_signal: bool = False) -> Gate
     reads = answerability.Answerability(folder, config.gate.answerability_depth) if folder and wanted else None
     used, _ = chosen(config.rerank.method, index.extra.get("reranker"))
     settings = scoring_settings(config, index.extra.get("reranker"), used, model)
-    return GateStage(calibration, settings, index, bm25, config.answer.k, reads, model)
+    return GateStage(calibration, settings, index, bm25, config.answer.k, reads, model,
+                     read_to_decide and not every_signal)
 
 
 class GateStage(Gate):
@@ -46,13 +60,14 @@ class GateStage(Gate):
 
     def __init__(self, calibration: dict[str, Any] | None, settings: dict[str, Any], index: Any, bm25: Any,
                  k: int, answerability_model: answerability.Answerability | None = None,
-                 model_digest: str | None = None) -> None:
+                 model_digest: str | None = None, read_to_decide: bool = False) -> None:
         super().__init__(calibration, settings)
         self.index = index
         self.bm25 = bm25
         self.k = k
         self.answerability = answerability_model
         self.model_digest = model_digest
+        self.read_to_decide = read_to_decide and self.rises_with_answerability()
 
     def measure_id(self) -> str:
         """What the signals depend on beyond the trace and the index: the cache's name for them."""
@@ -68,16 +83,70 @@ class GateStage(Gate):
         if self.answerability is not None:
             ranking = [t for t in trace if t.kind in RANKING_KINDS][-1]
             texts = ChunkTexts(self.index)
-            out.update(answerability.signals(self.answerability.scores(
-                query.question, [h.chunk_id for h in ranking.hits], texts.__getitem__)))
+            ids = [h.chunk_id for h in ranking.hits][: self.answerability.depth]
+
+            def read(chunk_id: str) -> float:
+                return self.answerability.scores(query.question, [chunk_id], texts.__getitem__)[0]
+
+            out.update(self.read_enough(out, ids, read) if self.read_to_decide
+                       else answerability.signals([read(c) for c in ids]))
         return out
+
+    def rises_with_answerability(self) -> bool:
+        """Whether every score the calibration decides on rises with the model's best logit (or
+        does not read it), and does not read the margin: the condition of `read_to_decide`."""
+        cal = self.calibration or {}
+        for score in (cal.get("score"), (cal.get("offtopic_gate") or {}).get("score")):
+            if not score:
+                continue
+            names = [score["name"]] if score["kind"] == "signal" else list(score["names"])
+            if "answerability_margin" in names:
+                return False
+            if score["kind"] == "combined" and "answerability" in names:
+                i = names.index("answerability")
+                if not score["weights"][i] / score["std"][i] >= 0:
+                    return False
+        return True
+
+    def read_enough(self, cheap: dict[str, float], ids: Sequence[str],
+                    read: Callable[[str], float]) -> dict[str, float]:
+        """The answerability signals as far as the decision needs them (the module's docstring)."""
+        assert self.answerability is not None
+
+        def declines(best: float) -> bool:
+            return self.decide({**cheap, "answerability": best})[0]
+
+        low, high = self.answerability.bounds or (-math.inf, math.inf)
+        if ids and math.isfinite(low) and math.isfinite(high) and declines(low) == declines(high):
+            return {"answerability": high if declines(high) else low, "answerability_read": 0}
+        scores: list[float] = []
+        for chunk_id in ids:
+            scores.append(read(chunk_id))
+            if len(scores) < len(ids) and not declines(max(scores)):
+                return {"answerability": max(scores), "answerability_read": len(scores)}
+        return {**answerability.signals(scores), "answerability_read": len(scores)}
 
     def decided(self, inputs: Mapping[str, StageOutput], signals: Signals) -> StageOutput:
         """The decision on `signals`; the list read passes on unless declined."""
         declined, why = self.decide(signals)
+        if signals and "answerability_read" in signals and self.answerability is not None:
+            why += self.how_far(signals, declined)
         passed = () if declined else listed(inputs).hits
         return StageOutput(passed, (("declined: " if declined else "passed: ") + why,),
                            decision=Decision(declined, why), traced={"signals": signals or {}})
+
+    def how_far(self, signals: dict[str, float], declined: bool) -> str:
+        """What the answerability model read, when it read to decide."""
+        assert self.answerability is not None
+        read, depth = int(signals["answerability_read"]), self.answerability.depth
+        if read == 0 and self.answerability.bounds:
+            low, high = self.answerability.bounds
+            return (f"; the answerability model read none of the top {depth} passages: any logit it can give "
+                    f"({low:.3g} to {high:.3g}) {'declines' if declined else 'passes'}")
+        if not declined and read < depth:
+            return (f"; the answerability model read {read} of the top {depth} passages: the best so far "
+                    f"passes, and the others could only raise it")
+        return ""
 
     def run(self, query: Query, inputs: Mapping[str, StageOutput],
             trace: Sequence[StageTrace] = ()) -> StageOutput:

@@ -32,10 +32,13 @@ class Pipeline:
     `cache` (glassrag/stage_cache.py), a stage whose input and settings were seen before is
     looked up instead of run: the sweep shares one cache among the pipelines of its grid.
     `every_signal`: compute every gate signal, the answerability model's included, whether or
-    not the calibrated gate reads it (calibration needs them all; an ask only the gate's)."""
+    not the calibrated gate reads it (calibration needs them all; an ask only the gate's).
+    `read_to_decide` (answering: `glassrag ask`, the web app; not with a cache, which keeps the
+    gate's signals for other calibrations): the gate reads the answerability model only as far
+    as its decision needs, and decides as it would reading every passage (gate/stage.py)."""
 
     def __init__(self, index: Index, config: Config | None = None, cache: StageCache | None = None,
-                 every_signal: bool = False) -> None:
+                 every_signal: bool = False, read_to_decide: bool = False) -> None:
         threads.configure()
         self.index = index
         self.cache = cache
@@ -56,7 +59,7 @@ class Pipeline:
         self._pool: ThreadPoolExecutor | None = None  # retrievers side by side, made once
         self._ids: dict[int, str] = {}  # id(stage) -> digest of its name, kind and params (cache keys)
         self.chunk_doc = ChunkDocs(index)
-        self.steps, decided = configured(index, c, self.bm25, every_signal)
+        self.steps, decided = configured(index, c, self.bm25, every_signal, read_to_decide and cache is None)
         self.stages: list[Stage] = [step.stage for step in self.steps]
         self.notes.extend(decided)
         made = {step.stage.kind: step.stage for step in self.steps}

@@ -48,15 +48,18 @@ class Step:
     consults: tuple[str, ...] = ()
 
 
-def configured(index: Index, config: Config, bm25: BM25, every_signal: bool = False) -> tuple[list[Step], list[str]]:
+def configured(index: Index, config: Config, bm25: BM25, every_signal: bool = False,
+               read_to_decide: bool = False) -> tuple[list[Step], list[str]]:
     """Every stage after the retrievers, in the order they run, and the notes of what was
     decided for them: `after_retrieval`'s, then the gate (on the last ranking, and the trace so
     far), the budget (the last ranking, whatever the gate decided), the answer and the reader
     (the packed chunks; each consults the gate) and the generator when it is on (the packed
-    chunks; it consults the answer). `every_signal`: the gate measures every signal (calibration)."""
+    chunks; it consults the answer). `every_signal`: the gate measures every signal (calibration);
+    `read_to_decide`: only as far as its decision needs (answering one question)."""
     steps, notes = after_retrieval(index, config, bm25)
     ranked = (steps[-1].stage.name if steps else config.retrieve.retrievers[0],)
-    gate = TABLES["gate"]["gate"].make(index, config, bm25, every_signal=every_signal)
+    gate = TABLES["gate"]["gate"].make(index, config, bm25, every_signal=every_signal,
+                                       read_to_decide=read_to_decide)
     steps.append(Step(gate, ranked))
     for kind, name, consults in (("budget", "budget", ()), ("select", "answer", ("gate",)),
                                  ("read", "read", ("gate",)), ("generate", "generate", ("answer",))):

@@ -65,6 +65,15 @@ class OnnxCrossEncoder:
     def file(self) -> Path:
         return self.folder / ("model.int8.onnx" if self.precision == "int8" else "model.onnx")
 
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(lowest, highest) logit this file can give, as meta.json's `logit_bounds` records it
+        (written by train-cross-encoder, rerank/cross_bounds.py); None when it does not."""
+        got = (self.meta.get("logit_bounds") or {}).get(self.file.name)
+        if isinstance(got, list) and len(got) == 2 and all(isinstance(v, (int, float)) for v in got) and got[0] <= got[1]:
+            return float(got[0]), float(got[1])
+        return None
+
     def load(self) -> tuple[Any, Any]:
         if self._session is None:
             from glassrag.models import onnx_session, onnx_tokenizer

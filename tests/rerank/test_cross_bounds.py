@@ -1,0 +1,130 @@
+"""The range of a cross-encoder's logit read from its graph (rerank/cross_bounds.py): the
+bundled model's recorded range is its graph's, no pair leaves it, and on a small graph of the
+same shape the state that points along the head reaches it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from glassrag.demo import demo_docs
+from glassrag.rerank.cross_onnx import OnnxCrossEncoder, bundled_folder
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from glassrag.rerank.cross_bounds import bounds  # noqa: E402
+
+D, T = 16, 4
+
+
+def test_the_bundled_models_recorded_bounds_are_its_graphs():
+    folder = bundled_folder()
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    low, high = bounds(folder / "model.int8.onnx")
+    assert meta["logit_bounds"] == {"model.int8.onnx": [low, high]}
+    assert OnnxCrossEncoder(folder, "int8").bounds == (low, high)
+    assert -10 < low < 0 < high < 10  # a range the gate can use: wider than the logits seen, not unbounded
+
+
+def test_no_pair_real_or_hostile_leaves_the_bundled_models_bounds():
+    ce = OnnxCrossEncoder(bundled_folder(), "int8")
+    low, high = ce.bounds
+    passages = [p.read_text(encoding="utf-8")[:1500] for p in sorted(Path(demo_docs()).rglob("*.md"))][:8]
+    questions = ["What does error E-4107 mean on the TX-200?", "How do I reset the device?", "",
+                 " ".join(f"E-{4100 + j} TX-{2000 + j}" for j in range(400)), "🙂" * 300, "?!" * 500,
+                 "Who painted the Mona Lisa?"]
+    pairs = [(q, p) for q in questions for p in passages] + [(q, "") for q in questions]
+    alone = ce.predict(pairs, batch_size=1)
+    batched = ce.predict(pairs, batch_size=16)  # another activation scale per batch: still inside
+    for logits in (alone, batched):
+        assert low <= logits.min() and logits.max() <= high
+
+
+def pooled_head_graph(gamma: np.ndarray, beta: np.ndarray, w: np.ndarray, b: float,
+                      scaled: np.ndarray | None = None) -> onnx.ModelProto:
+    """x (1, T, D) → LayerNorm(γ, β) → masked mean over tokens → w · pooled + b: the shape of a
+    model train-cross-encoder exports; `scaled`, a learned scale between norm and pooling."""
+    inits = [numpy_helper.from_array(gamma.astype(np.float32), "gamma"),
+             numpy_helper.from_array(beta.astype(np.float32), "beta"),
+             numpy_helper.from_array(w.reshape(1, D).astype(np.float32), "head.weight"),
+             numpy_helper.from_array(np.array([b], dtype=np.float32), "head.bias"),
+             numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
+             numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")]
+    nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["normed"], axis=-1, epsilon=1e-12)]
+    states = "normed"
+    if scaled is not None:
+        inits.append(numpy_helper.from_array(scaled.astype(np.float32), "scale"))
+        nodes.append(helper.make_node("Mul", ["normed", "scale"], ["rescaled"]))
+        states = "rescaled"
+    nodes += [helper.make_node("Mul", [states, "mask"], ["masked"]),
+              helper.make_node("ReduceSum", ["masked", "axis1"], ["summed"], keepdims=0),
+              helper.make_node("ReduceSum", ["mask", "axis1"], ["count"], keepdims=0),
+              helper.make_node("Clip", ["count", "one"], ["clipped"]),
+              helper.make_node("Div", ["summed", "clipped"], ["pooled"]),
+              helper.make_node("Gemm", ["pooled", "head.weight", "head.bias"], ["logits"], transB=1)]
+    graph = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, T, D]),
+                                              helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, T, 1])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def run(path: Path, x: np.ndarray, mask: np.ndarray | None = None) -> float:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    m = np.ones((1, T, 1), dtype=np.float32) if mask is None else mask
+    return float(session.run(None, {"x": x.astype(np.float32), "mask": m})[0][0, 0])
+
+
+def test_the_state_along_the_head_reaches_the_bound_and_no_state_passes_it(tmp_path: Path):
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(0)
+    gamma, beta, w = rng.normal(1, 0.3, D), rng.normal(0, 0.2, D), rng.normal(0, 0.5, D)
+    fp32, int8 = tmp_path / "model.onnx", tmp_path / "model.int8.onnx"
+    onnx.save(pooled_head_graph(gamma, beta, w, 0.3), str(fp32))
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+    low, high = bounds(fp32)
+    c = w * gamma
+    along = np.tile(c - c.mean(), (1, T, 1))  # every token normalised to point along w ∘ γ: the maximum
+    assert run(fp32, along) == pytest.approx(high, abs=1e-3)
+    assert run(fp32, -along) == pytest.approx(low, abs=1e-3)
+    assert low < 0.3 + w @ beta < high
+    q_low, q_high = bounds(int8)
+    assert q_low < low and high < q_high  # the activations' rounding widens the int8 range
+    states = [rng.normal(0, rng.uniform(0.01, 100), (1, T, D)) for _ in range(300)] + [along, -along, along * 1e4]
+    masks = [None, np.array([1, 0, 0, 0], dtype=np.float32).reshape(1, T, 1)]
+    for x in states:
+        for m in masks:
+            assert low <= run(fp32, x, m) <= high
+            assert q_low <= run(int8, x, m) <= q_high
+
+
+def test_a_graph_of_another_shape_has_no_bounds(tmp_path: Path):
+    rng = np.random.default_rng(1)
+    gamma, beta, w = rng.normal(1, 0.3, D), rng.normal(0, 0.2, D), rng.normal(0, 0.5, D)
+    scaled = tmp_path / "scaled.onnx"  # a learned scale after the norm: γ and β alone say nothing
+    onnx.save(pooled_head_graph(gamma, beta, w, 0.0, scaled=rng.normal(0, 3, D)), str(scaled))
+    assert bounds(scaled) is None
+    bare = helper.make_graph(  # a linear head on the input itself: nothing bounds it
+        [helper.make_node("Gemm", ["x", "head.weight", "head.bias"], ["logits"], transB=1)], "bare",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, D])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1])],
+        [numpy_helper.from_array(w.reshape(1, D).astype(np.float32), "head.weight"),
+         numpy_helper.from_array(np.array([0.0], dtype=np.float32), "head.bias")])
+    onnx.save(helper.make_model(bare, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "bare.onnx"))
+    assert bounds(tmp_path / "bare.onnx") is None
+
+
+def test_a_record_without_bounds_or_with_nonsense_gives_none(tmp_path: Path):
+    folder = bundled_folder()
+    for recorded in (None, {"model.int8.onnx": [3.0, -3.0]}, {"model.int8.onnx": ["a", 1]}, {"model.onnx": [-1, 1]}):
+        ce = OnnxCrossEncoder(folder, "int8")
+        ce.meta = {k: v for k, v in ce.meta.items() if k != "logit_bounds"}
+        if recorded is not None:
+            ce.meta["logit_bounds"] = recorded
+        assert ce.bounds is None
