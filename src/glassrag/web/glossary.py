@@ -80,7 +80,9 @@ TERMS: dict[str, tuple[str, str]] = {
              "declined answerable question counting `gate.cost` times an answered unanswerable one. "
              "A second threshold, on the same signals fitted against off-topic questions alone, "
              "declines a question about another subject while keeping `gate.offtopic_keep` of the "
-             "found train answers. A declined answer still lists the nearest passages, as such.",
+             "found train answers. A declined answer still lists the nearest passages, as such. "
+             "Asked here, it reads the answerability model only as far as its decision needs "
+             "(`answerability_read` passages): the same decision as reading all of them.",
              "glassrag/gate/"),
     "budget": ("The context budget: the best chunks whose words fit W words, what a reader (or "
                "a language model) would be given.", "glassrag/read/budget.py"),
