@@ -5,6 +5,8 @@ decision is the same.
 
     python bench/gate_reads.py                     # the five corpora of the experiment log
     python bench/gate_reads.py --corpus demo
+    python bench/gate_reads.py --index .glassrag/demo   # bench/load.py's 200 questions (its settings
+                                                        # left out) on a built index: gate_reads_index.*
 
 For each corpus of experiments/corpora.toml: the index with glassrag's defaults, its reranker
 and gate fitted on the train split (the experiment log's workbench, so indexes are shared with
@@ -48,9 +50,9 @@ def shown(answer) -> tuple:
             tuple(h.chunk_id for h in answer.also_found))
 
 
-def one_pass(index, questions: list[str], read_to_decide: bool) -> dict:
+def one_pass(index, questions: list[str], read_to_decide: bool, config: Config | None = None) -> dict:
     answerability._SCORED.clear()
-    pipeline = Pipeline(index, Config(), read_to_decide=read_to_decide)
+    pipeline = Pipeline(index, config or index.config, read_to_decide=read_to_decide)
     t0 = time.process_time()
     answers = [pipeline.run(q) for q in questions]
     cpu = time.process_time() - t0
@@ -65,11 +67,31 @@ def measure(name: str) -> dict:
     index, how = bench.fitted(Config())
     questions = [q.question for q in bench.split("test")]
     Pipeline(index, Config()).run(questions[0])  # the model loaded and warm before either pass
-    whole, enough = one_pass(index, questions, False), one_pass(index, questions, True)
+    whole, enough = one_pass(index, questions, False, Config()), one_pass(index, questions, True, Config())
     differ = [q for q, a, b in zip(questions, whole["answers"], enough["answers"]) if shown(a) != shown(b)]
     declined = sum(a.declined for a in whole["answers"])
     return {"corpus": name, "calibrated": how, "questions": len(questions), "declined": declined,
             "differ": len(differ), "differing": differ[:5],
+            "pairs_whole": whole["pairs"], "pairs_to_decide": enough["pairs"],
+            "read": {str(k): v for k, v in sorted(enough["read"].items())},
+            "cpu_s_whole": whole["cpu_s"], "cpu_s_to_decide": enough["cpu_s"]}
+
+
+def measure_index(folder: Path) -> dict:
+    """bench/load.py's burst of 200 questions (each asked under the index's own settings) on the
+    index in `folder`, both ways."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    from bench.load import requests_for
+    from glassrag.store import open_store
+
+    index = open_store(str(folder)).read()
+    questions = [dict(parse_qsl(urlsplit(path).query))["q"] for _, path in requests_for(200)]
+    Pipeline(index, index.config).run(questions[0])
+    whole, enough = one_pass(index, questions, False), one_pass(index, questions, True)
+    differ = [q for q, a, b in zip(questions, whole["answers"], enough["answers"]) if shown(a) != shown(b)]
+    return {"corpus": str(folder), "calibrated": "index", "questions": len(questions),
+            "declined": sum(a.declined for a in whole["answers"]), "differ": len(differ), "differing": differ[:5],
             "pairs_whole": whole["pairs"], "pairs_to_decide": enough["pairs"],
             "read": {str(k): v for k, v in sorted(enough["read"].items())},
             "cpu_s_whole": whole["cpu_s"], "cpu_s_to_decide": enough["cpu_s"]}
@@ -94,14 +116,16 @@ def markdown(rows: list[dict], prov: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", action="append", choices=CORPORA, help="one corpus (repeatable; default: all five)")
+    parser.add_argument("--index", type=Path, help="a built index instead, asked bench/load.py's 200 questions")
     args = parser.parse_args()
     rows = []
-    for name in args.corpus or CORPORA:
-        rows.append(measure(name))
+    for name in [None] if args.index else args.corpus or CORPORA:
+        rows.append(measure_index(args.index) if args.index else measure(name))
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "differing"}), flush=True)
     prov = provenance()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = "gate_reads" if not args.corpus else "gate_reads_" + "_".join(args.corpus)
+    stem = ("gate_reads_index" if args.index else "gate_reads" if not args.corpus
+            else "gate_reads_" + "_".join(args.corpus))
     (RESULTS / f"{stem}.json").write_text(json.dumps({"provenance": prov, "rows": rows}, indent=2) + "\n")
     (RESULTS / f"{stem}.md").write_text(markdown(rows, prov))
     print(markdown(rows, prov))
