@@ -49,7 +49,8 @@ def main() -> None:
              "| model | layers | CPU ms a pair | × the first |", "|---|---|---|---|"]
     for name, model in models.items():
         ms = statistics.median(spent[name])
-        layers = model.meta.get("layers", 6)
+        # the record names the layers kept when --layers cut the base; else the base had them all
+        layers = model.meta.get("layers", f"all of {model.meta.get('base', 'its base')}'s")
         lines.append(f"| {name} | {layers} | {ms:.1f} | {ms / first:.2f} |")
     text = "\n".join(lines) + "\n"
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -128,3 +128,29 @@ def test_a_record_without_bounds_or_with_nonsense_gives_none(tmp_path: Path):
         if recorded is not None:
             ce.meta["logit_bounds"] = recorded
         assert ce.bounds is None
+
+
+def test_a_folder_made_before_bounds_were_recorded_gets_them(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from glassrag.gate import answerability
+
+    folder = tmp_path / "older"
+    folder.mkdir()
+    for name in ("model.int8.onnx", "tokenizer.json"):
+        (folder / name).write_bytes((bundled_folder() / name).read_bytes())
+    meta = json.loads((bundled_folder() / "meta.json").read_text(encoding="utf-8"))
+    recorded = meta.pop("logit_bounds")
+    (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    digest = answerability.model_digest(folder)
+    assert OnnxCrossEncoder(folder, "int8").bounds is None
+    done = subprocess.run([sys.executable, "-m", "glassrag.rerank.cross_bounds", str(folder)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((folder / "meta.json").read_text(encoding="utf-8")) == {**meta, "logit_bounds": recorded}
+    assert OnnxCrossEncoder(folder, "int8").bounds == tuple(recorded["model.int8.onnx"])
+    assert answerability.model_digest(folder) == digest  # its calibrations stay valid
+    wrong = subprocess.run([sys.executable, "-m", "glassrag.rerank.cross_bounds", str(tmp_path)],
+                           capture_output=True, text=True)
+    assert wrong.returncode == 1 and "not a cross-encoder folder" in wrong.stderr

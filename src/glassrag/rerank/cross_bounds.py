@@ -125,3 +125,29 @@ def _last_norm(name: str, made: dict, init: dict) -> tuple[np.ndarray, np.ndarra
     if node.input[1] not in init or node.input[2] not in init:
         return None
     return init[node.input[1]].reshape(-1), init[node.input[2]].reshape(-1)
+
+
+def record(folder: Path) -> dict[str, list[float]]:
+    """Write `logit_bounds` into the meta.json of a model folder made before train-cross-encoder
+    recorded them (the gate then reads such a model only as far as its decision needs from the
+    first question, gate/stage.py); returns them. The model's digest, and so every calibration
+    made with it, is unchanged: it is the model file's."""
+    import json
+
+    meta_file = folder / "meta.json"
+    meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
+    meta["logit_bounds"] = recorded(folder)
+    partial = meta_file.with_name("meta.json.partial")
+    partial.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    partial.replace(meta_file)
+    return meta["logit_bounds"]
+
+
+if __name__ == "__main__":  # python -m glassrag.rerank.cross_bounds FOLDER
+    import sys
+
+    for name in sys.argv[1:] or [""]:
+        if not name or not (Path(name) / "tokenizer.json").is_file():
+            raise SystemExit(f"{name or '(none)'}: not a cross-encoder folder; usage: python -m "
+                             "glassrag.rerank.cross_bounds FOLDER (holding model.onnx or model.int8.onnx)")
+        print(name, record(Path(name)))
