@@ -19,7 +19,8 @@ pkg=$1; shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${OUT:-/tmp/glassrag-mutation}/${MUTATION_NAME:-$pkg}
 rm -rf "$dir"; mkdir -p "$dir"
-tar -C "$root" -c --exclude=__pycache__ src tests pyproject.toml | tar -x -C "$dir"
+# experiments/: src/glassrag/data/experiments links to it
+tar -C "$root" -c --exclude=__pycache__ src tests experiments pyproject.toml | tar -x -C "$dir"
 only="\"src/glassrag/$pkg/*\""
 if [ $# -gt 0 ]; then only=$(printf '"src/glassrag/'"$pkg"'/%s", ' "$@"); only=${only%, }; fi
 tests=$(printf '"%s", ' ${MUTATION_TESTS:-tests/$pkg}); tests=${tests%, }

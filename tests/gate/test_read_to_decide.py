@@ -146,9 +146,14 @@ def test_on_the_demo_every_decision_is_the_one_reading_every_passage_takes(demo)
             continue  # nothing matched: nothing to read either way
         read = part.pop("answerability_read")
         counts.append(read)
-        if read == depth:
-            assert part == full  # read whole, the signals are the whole ones
-        elif not a.declined and read:
-            assert part["answerability"] <= full["answerability"]  # the best so far: a floor of the best
+        why = next(t for t in b.trace if t.kind == "gate").notes[0]
+        if "answerability_margin" in part:
+            assert part == full  # read to the end, the signals are the whole ones, and so is the reason
+            assert why == next(t for t in a.trace if t.kind == "gate").notes[0]
+        elif b.declined:  # declined unread: at the highest logit, a score the question's cannot exceed
+            assert read == 0 and "score combined (" in why and ") at most " in why and "read none of" in why
+        else:  # passed at the best so far (or the lowest logit): a floor of the question's score
+            assert part["answerability"] <= full["answerability"]
+            assert ") at least " in why and ("read none of" in why if read == 0 else f"read {read} of" in why)
     assert 0 in counts and 1 in counts and depth in counts  # each way of stopping happens on the demo
     assert scored_enough == sum(counts) < scored_whole / 2

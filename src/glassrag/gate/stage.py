@@ -129,24 +129,29 @@ class GateStage(Gate):
     def decided(self, inputs: Mapping[str, StageOutput], signals: Signals) -> StageOutput:
         """The decision on `signals`; the list read passes on unless declined."""
         declined, why = self.decide(signals)
-        if signals and "answerability_read" in signals and self.answerability is not None:
-            why += self.how_far(signals, declined)
+        if self.cut_short(signals):  # declined only unread, at the highest logit; passed at a floor
+            why = self.decide(signals, "at most " if declined else "at least ")[1] + self.how_far(signals, declined)
         passed = () if declined else listed(inputs).hits
         return StageOutput(passed, (("declined: " if declined else "passed: ") + why,),
                            decision=Decision(declined, why), traced={"signals": signals or {}})
 
+    @staticmethod
+    def cut_short(signals: Signals) -> bool:
+        """Whether the answerability model stopped before the last passage (`read_enough`: only
+        a reading to the end gives the margin): the score is then a bound of the question's."""
+        return (bool(signals) and "answerability_read" in signals and "answerability" in signals
+                and "answerability_margin" not in signals)
+
     def how_far(self, signals: dict[str, float], declined: bool) -> str:
-        """What the answerability model read, when it read to decide."""
+        """What the answerability model read, when it stopped short."""
         assert self.answerability is not None
         read, depth = int(signals["answerability_read"]), self.answerability.depth
         if read == 0 and self.answerability.bounds:
             low, high = self.answerability.bounds
             return (f"; the answerability model read none of the top {depth} passages: any logit it can give "
                     f"({low:.3g} to {high:.3g}) {'declines' if declined else 'passes'}")
-        if not declined and read < depth:
-            return (f"; the answerability model read {read} of the top {depth} passages: the best so far "
-                    f"passes, and the others could only raise it")
-        return ""
+        return (f"; the answerability model read {read} of the top {depth} passages: the best so far "
+                f"passes, and the others could only raise it")
 
     def run(self, query: Query, inputs: Mapping[str, StageOutput],
             trace: Sequence[StageTrace] = ()) -> StageOutput:

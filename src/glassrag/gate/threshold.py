@@ -75,8 +75,10 @@ class Gate:
                 "auroc": cal.get("auroc"),
                 "offtopic_threshold": (cal.get("offtopic_gate") or {}).get("threshold") if not self.stale else None}
 
-    def decide(self, signals: dict[str, float] | None) -> tuple[bool, str]:
-        """(declined, why) for one question's signals (None: no passage matched at all)."""
+    def decide(self, signals: dict[str, float] | None, bound: str = "") -> tuple[bool, str]:
+        """(declined, why) for one question's signals (None: no passage matched at all).
+        `bound` ("at least ", "at most "): the scores are bounds of the question's, not its own
+        (the answerability model not read to the end, gate/stage.py), and the reason says so."""
         if signals is None:
             return True, "no passage matched the question"
         cal = self.calibration
@@ -86,13 +88,13 @@ class Gate:
             return False, ("the calibration was made with other settings (" + "; ".join(self.stale[:4])
                            + (f"; and {len(self.stale) - 4} more" if len(self.stale) > 4 else "")
                            + "): the scores shifted, run glassrag calibrate again")
-        declined, why = self._first(cal, signals)
+        declined, why = self._first(cal, signals, bound)
         if declined:
             return declined, why
-        return self._offtopic(cal.get("offtopic_gate"), signals, why)
+        return self._offtopic(cal.get("offtopic_gate"), signals, why, bound)
 
     @staticmethod
-    def _first(cal: dict[str, Any], signals: dict[str, float]) -> tuple[bool, str]:
+    def _first(cal: dict[str, Any], signals: dict[str, float], bound: str = "") -> tuple[bool, str]:
         name = score_name(cal["score"])
         a = cal["auroc"]
         if not cal.get("separable") or cal.get("threshold") is None:
@@ -104,11 +106,12 @@ class Gate:
             return False, f"a signal of the gate's score ({name}) is missing: run glassrag calibrate again"
         threshold = float(cal["threshold"])
         if score < threshold:
-            return True, f"gate score {name} {score:.4g} is below the calibrated threshold {threshold:.4g}"
-        return False, f"gate score {name} {score:.4g} ≥ threshold {threshold:.4g}"
+            return True, f"gate score {name} {bound}{score:.4g} is below the calibrated threshold {threshold:.4g}"
+        return False, f"gate score {name} {bound}{score:.4g} ≥ threshold {threshold:.4g}"
 
     @staticmethod
-    def _offtopic(off: dict[str, Any] | None, signals: dict[str, float], passed: str) -> tuple[bool, str]:
+    def _offtopic(off: dict[str, Any] | None, signals: dict[str, float], passed: str,
+                  bound: str = "") -> tuple[bool, str]:
         """The second threshold (gate.offtopic_keep, gate/calibrate.py `calibrate_offtopic`)
         after the first one passed the question (`passed`: why)."""
         if not off or off.get("threshold") is None:
@@ -117,8 +120,8 @@ class Gate:
         if score is None:
             return False, passed + "; a signal of the off-topic score is missing: run glassrag calibrate again"
         if score >= off["threshold"]:
-            return False, passed + f"; off-topic score {score:.4g} ≥ {off['threshold']:.4g}"
-        return True, (f"off-topic: its score against the off-topic questions {score:.4g} is below the threshold "
+            return False, passed + f"; off-topic score {bound}{score:.4g} ≥ {off['threshold']:.4g}"
+        return True, (f"off-topic: its score against the off-topic questions {bound}{score:.4g} is below the threshold "
                       f"{off['threshold']:.4g} that keeps {off['keep']:.0%} of the found train answers")
 
 
