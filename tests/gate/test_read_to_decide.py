@@ -67,6 +67,14 @@ def test_a_declined_question_reads_every_passage_and_keeps_the_whole_signals():
     assert read == ["0", "1", "2"] and g.decide(got)[0]
 
 
+def test_a_pass_at_the_last_passage_is_a_reading_to_the_end():
+    g = gate(calibration(ON_ITS_OWN, 0.0))
+    score, read = reading([-1.0, -2.0, 3.0])
+    assert g.read_enough({}, ["0", "1", "2"], score) == {**answerability.signals([-1.0, -2.0, 3.0]),
+                                                          "answerability_read": 3}
+    assert not g.cut_short({**answerability.signals([-1.0, -2.0, 3.0]), "answerability_read": 3})
+
+
 def test_when_no_logit_in_the_bounds_changes_the_decision_nothing_is_read():
     g = gate(calibration(WITH_COVERAGE, 1.0))
     low, high = g.answerability.bounds
@@ -80,7 +88,9 @@ def test_when_no_logit_in_the_bounds_changes_the_decision_nothing_is_read():
     assert g.read_enough({"coverage": -1.0}, ["0", "1"], score) == {"answerability": high, "answerability_read": 0}
     assert read == ["0"]
     declined, _ = g.decide({"coverage": -1.0, "answerability": high})
-    assert declined and "read none of the top 5 passages" in g.how_far({"answerability_read": 0}, declined)
+    assert declined and g.how_far({"answerability_read": 0}, declined).endswith(
+        f"read none of the top 5 passages: any logit it can give ({low:.3g} to {high:.3g}) declines")
+    assert g.how_far({"answerability_read": 0}, False).endswith(") passes")
 
 
 def test_the_off_topic_threshold_counts_too():
@@ -109,6 +119,11 @@ def test_a_model_without_recorded_bounds_reads_at_least_one_passage(tmp_path: Pa
 def test_a_score_that_does_not_rise_with_the_logit_reads_every_passage(score, offtopic):
     assert not gate(calibration(score, 0.0, offtopic)).read_to_decide
     assert gate(calibration(WITH_COVERAGE, 0.0)).read_to_decide
+    # a weight of 0: the score does not move with the logit, any reading decides alike
+    assert gate(calibration({**WITH_COVERAGE, "weights": [0.0, 4.0]}, 0.0)).read_to_decide
+    # only when asked: evaluation and calibration read every passage
+    model = answerability.Answerability(bundled_folder(), 5)
+    assert not GateStage(calibration(WITH_COVERAGE, 0.0), {}, None, None, 3, model, "digest").read_to_decide
 
 
 @pytest.fixture(scope="module")

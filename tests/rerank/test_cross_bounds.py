@@ -45,15 +45,18 @@ def test_no_pair_real_or_hostile_leaves_the_bundled_models_bounds():
 
 
 def pooled_head_graph(gamma: np.ndarray, beta: np.ndarray, w: np.ndarray, b: float,
-                      scaled: np.ndarray | None = None) -> onnx.ModelProto:
+                      scaled: np.ndarray | None = None, head: str = "Gemm", divisor: str = "clipped") -> onnx.ModelProto:
     """x (1, T, D) → LayerNorm(γ, β) → masked mean over tokens → w · pooled + b: the shape of a
-    model train-cross-encoder exports; `scaled`, a learned scale between norm and pooling."""
+    model train-cross-encoder exports; `scaled`, a learned scale between norm and pooling; `head`
+    Gemm or MatMul then Add; `divisor` "clipped" (the mask's count) or "fixed" (a constant)."""
     inits = [numpy_helper.from_array(gamma.astype(np.float32), "gamma"),
              numpy_helper.from_array(beta.astype(np.float32), "beta"),
              numpy_helper.from_array(w.reshape(1, D).astype(np.float32), "head.weight"),
              numpy_helper.from_array(np.array([b], dtype=np.float32), "head.bias"),
              numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"),
-             numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")]
+             numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
+             numpy_helper.from_array(w.reshape(D, 1).astype(np.float32), "head.weight_t"),
+             numpy_helper.from_array(np.array([0.5], dtype=np.float32), "half")]
     nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["normed"], axis=-1, epsilon=1e-12)]
     states = "normed"
     if scaled is not None:
@@ -64,8 +67,12 @@ def pooled_head_graph(gamma: np.ndarray, beta: np.ndarray, w: np.ndarray, b: flo
               helper.make_node("ReduceSum", ["masked", "axis1"], ["summed"], keepdims=0),
               helper.make_node("ReduceSum", ["mask", "axis1"], ["count"], keepdims=0),
               helper.make_node("Clip", ["count", "one"], ["clipped"]),
-              helper.make_node("Div", ["summed", "clipped"], ["pooled"]),
-              helper.make_node("Gemm", ["pooled", "head.weight", "head.bias"], ["logits"], transB=1)]
+              helper.make_node("Div", ["summed", "clipped" if divisor == "clipped" else "half"], ["pooled"])]
+    if head == "Gemm":
+        nodes.append(helper.make_node("Gemm", ["pooled", "head.weight", "head.bias"], ["logits"], transB=1))
+    else:
+        nodes += [helper.make_node("MatMul", ["pooled", "head.weight_t"], ["product"]),
+                  helper.make_node("Add", ["product", "head.bias"], ["logits"])]
     graph = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, T, D]),
                                               helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, T, 1])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1])], inits)
@@ -104,12 +111,26 @@ def test_the_state_along_the_head_reaches_the_bound_and_no_state_passes_it(tmp_p
             assert q_low <= run(int8, x, m) <= q_high
 
 
+def test_a_head_written_as_matmul_then_add_has_the_gemm_s_bounds(tmp_path: Path):
+    rng = np.random.default_rng(2)
+    gamma, beta, w = rng.normal(1, 0.3, D), rng.normal(0, 0.2, D), rng.normal(0, 0.5, D)
+    for head in ("Gemm", "MatMul"):
+        onnx.save(pooled_head_graph(gamma, beta, w, -0.2, head=head), str(tmp_path / f"{head}.onnx"))
+    assert bounds(tmp_path / "MatMul.onnx") == bounds(tmp_path / "Gemm.onnx") is not None
+    c = w * gamma
+    assert run(tmp_path / "MatMul.onnx", np.tile(c - c.mean(), (1, T, 1))) == pytest.approx(
+        bounds(tmp_path / "MatMul.onnx")[1], abs=1e-3)
+
+
 def test_a_graph_of_another_shape_has_no_bounds(tmp_path: Path):
     rng = np.random.default_rng(1)
     gamma, beta, w = rng.normal(1, 0.3, D), rng.normal(0, 0.2, D), rng.normal(0, 0.5, D)
     scaled = tmp_path / "scaled.onnx"  # a learned scale after the norm: γ and β alone say nothing
     onnx.save(pooled_head_graph(gamma, beta, w, 0.0, scaled=rng.normal(0, 3, D)), str(scaled))
     assert bounds(scaled) is None
+    fixed = tmp_path / "fixed.onnx"  # a sum divided by a constant below one is no mean: it can grow
+    onnx.save(pooled_head_graph(gamma, beta, w, 0.0, divisor="fixed"), str(fixed))
+    assert bounds(fixed) is None
     bare = helper.make_graph(  # a linear head on the input itself: nothing bounds it
         [helper.make_node("Gemm", ["x", "head.weight", "head.bias"], ["logits"], transB=1)], "bare",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, D])],
