@@ -172,6 +172,22 @@ def test_a_folder_made_before_bounds_were_recorded_gets_them(tmp_path: Path):
     assert json.loads((folder / "meta.json").read_text(encoding="utf-8")) == {**meta, "logit_bounds": recorded}
     assert OnnxCrossEncoder(folder, "int8").bounds == tuple(recorded["model.int8.onnx"])
     assert answerability.model_digest(folder) == digest  # its calibrations stay valid
+    again = tmp_path / "again"  # the process keeps one model per folder, read before the record changed
+    again.symlink_to(folder)
+    assert answerability.Answerability(again, 5).bounds == tuple(recorded["model.int8.onnx"])
     wrong = subprocess.run([sys.executable, "-m", "glassrag.rerank.cross_bounds", str(tmp_path)],
                            capture_output=True, text=True)
     assert wrong.returncode == 1 and "not a cross-encoder folder" in wrong.stderr
+
+
+def test_the_gate_trusts_a_recorded_range_only_for_the_file_it_was_read_from(tmp_path: Path):
+    from glassrag.gate import answerability
+
+    assert answerability.Answerability(bundled_folder(), 5).bounds == OnnxCrossEncoder(bundled_folder()).bounds
+    folder = tmp_path / "swapped"  # the record of one model, the file of another (here: its bytes changed)
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes((bundled_folder() / "tokenizer.json").read_bytes())
+    (folder / "model.int8.onnx").write_bytes((bundled_folder() / "model.int8.onnx").read_bytes() + b"\0")
+    (folder / "meta.json").write_bytes((bundled_folder() / "meta.json").read_bytes())
+    assert OnnxCrossEncoder(folder, "int8").bounds is not None  # recorded ...
+    assert answerability.Answerability(folder, 5).bounds is None  # ... but not for this file: the gate reads

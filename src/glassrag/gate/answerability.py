@@ -93,8 +93,15 @@ class Answerability:
     @property
     def bounds(self) -> tuple[float, float] | None:
         """The lowest and highest logit the model can give (rerank/cross_bounds.py), as its
-        meta.json records them; None when it does not."""
-        return self.model.bounds
+        meta.json records them, trusted only while the record's SHA-256 of the model file is
+        the file's (another file put in the folder has other bounds): None otherwise, and when
+        it records none. The gate decides unread on these, so a stale range would be wrong
+        decisions; without one it reads."""
+        got = self.model.bounds
+        recorded = self.model.meta.get("files", {}).get(self.model.file.name)
+        if got is None or not isinstance(recorded, str) or recorded[:12] != model_digest(self.folder):
+            return None
+        return got
 
     def scores(self, question: str, chunk_ids: Sequence[str], text: Callable[[str], str]) -> list[float]:
         ids = list(chunk_ids)[: self.depth]

@@ -129,14 +129,18 @@ def _last_norm(name: str, made: dict, init: dict) -> tuple[np.ndarray, np.ndarra
 
 def record(folder: Path) -> dict[str, list[float]]:
     """Write `logit_bounds` into the meta.json of a model folder made before train-cross-encoder
-    recorded them (the gate then reads such a model only as far as its decision needs from the
-    first question, gate/stage.py); returns them. The model's digest, and so every calibration
-    made with it, is unchanged: it is the model file's."""
+    recorded them (the gate then decides unread where the range allows, gate/stage.py), with the
+    SHA-256 of each file they were read from; returns them. The model's digest, and so every
+    calibration made with it, is unchanged: it is the model file's."""
     import json
+
+    from glassrag.rerank.cross_onnx import sha256
 
     meta_file = folder / "meta.json"
     meta = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.is_file() else {}
     meta["logit_bounds"] = recorded(folder)
+    # the range holds for these files: the gate trusts it while their hashes match (gate/answerability.py)
+    meta["files"] = {**meta.get("files", {}), **{name: sha256(folder / name) for name in meta["logit_bounds"]}}
     partial = meta_file.with_name("meta.json.partial")
     partial.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     partial.replace(meta_file)
