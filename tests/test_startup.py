@@ -84,6 +84,11 @@ def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
     loaded = modules_after("ask", "--index", str(folder), "How many vacation days do I get?")
     assert "glassrag.pipeline" in loaded and "glassrag.rerank.learned_cv" in loaded  # it did answer
     assert not loaded & {*HEAVY, "scipy"}, sorted(loaded & {*HEAVY, "scipy"})  # BM25 and LSA read plain arrays
+    # nor what only ingesting, evaluating or a progress bar needs (their modules' regular
+    # expressions and dataclasses were made by every ask: bench/startup.py)
+    unneeded = {"glassrag.ingest.pdf", "glassrag.ingest.html", "glassrag.ingest.xlsx", "glassrag.ingest.quality",
+                "glassrag.schema.run", "glassrag.schema.records", "rich.progress"}
+    assert not loaded & unneeded, sorted(loaded & unneeded)
 
 
 def test_a_commands_process_starts_openblas_on_one_thread(monkeypatch):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glassrag.gate.signals import agreement, gather, lexical_signals, margin, top_score
+from glassrag.gate.signals import agreement, gather, held, lexical_signals, margin, top_score
 from glassrag.lexical.bm25 import BM25, Columns, TermCounts
 from glassrag.schema import Hit, StageTrace
 
@@ -30,6 +30,17 @@ def test_lexical_signals_by_arithmetic():
     assert got["known_share"] == pytest.approx((ONE + ONE + TWO) / total)
     assert got["term_share"] == pytest.approx((ONE + TWO) / total)      # chunk 0: alpha, beta
     assert got["coverage"] == pytest.approx((ONE + TWO + ONE) / total)  # chunks 0-1: + gamma
+
+
+def test_held_is_the_term_chunk_table():
+    """Every (row, term) of the three chunks, rows in any order and repeated, against the matrix;
+    a term no chunk holds (an empty column) is held nowhere."""
+    empty = BM25(TermCounts({**VOCAB, "omega": 4}, Columns.of(sp.csc_matrix(np.c_[TF.toarray(), np.zeros(3)])),
+                            np.array([2.0, 2.0, 1.0])), k1=1.5, b=0.4)
+    rows, terms = [2, 0, 1, 0], np.array([3, 0, 1, 2, 4])
+    want = np.c_[TF.toarray(), np.zeros(3)][np.ix_(rows, terms)] > 0
+    assert (held(empty, rows, terms) == want).all()
+    assert held(BM, [], np.array([0, 1])).shape == (0, 2)
 
 
 def test_lexical_signals_without_terms_or_rows():

@@ -111,8 +111,11 @@ def test_offered_only_where_the_bundled_generator_can_run(index, monkeypatch):
     assert ("bm25-hyde" in offered(index)) == installed
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    assert generated.can_generate(index) == installed  # asked once a process
+    generated._installed.cache_clear()
     assert not generated.can_generate(index)
     assert not set(PROMPTS) & set(offered(index)) and "bm25" in offered(index)
+    generated._installed.cache_clear()  # the next test's process is this one
 
 
 def test_the_process_keeps_the_last_questions_words_only(index, monkeypatch):

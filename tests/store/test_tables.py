@@ -45,7 +45,9 @@ def test_opened_index_is_memory_mapped_and_ranks_exactly_as_the_built_one(index,
     loaded = store.read()
     assert isinstance(loaded.chunks, FolderChunks) and isinstance(loaded.documents, DocumentTable)
     assert mapped(loaded.counts.tf.data) and mapped(loaded.counts.tf.indices)
-    assert isinstance(loaded.lsa.passage_vectors, np.memmap)
+    assert mapped(loaded.lsa.passage_vectors)
+    # plain arrays over the map: a slice is not a memmap made through Python code (issue 30)
+    assert type(loaded.lsa.passage_vectors) is np.ndarray and type(loaded.lsa.passage_vectors[:2]) is np.ndarray
     assert loaded.bm25_weights(index.config.bm25.k1, index.config.bm25.b) is not None
     assert ranked(loaded) == ranked(index)
     # another k1 than the stored weights': computed from the counts, the same as in memory

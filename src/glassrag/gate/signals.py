@@ -48,15 +48,20 @@ def agreement(retrieved: Sequence[StageTrace], depth: int = 5) -> float:
     return float(np.mean([len(a & b) / depth for a, b in pairs]))
 
 
-def contains(bm25: Any, row: int, term_ids: np.ndarray) -> np.ndarray:
-    """Which of the terms occur in chunk `row` (a search in each term's sorted column)."""
+def held(bm25: Any, rows: Sequence[int], term_ids: np.ndarray) -> np.ndarray:
+    """held[i, j]: whether term j occurs in chunk rows[i]; one search of each term's sorted
+    column for every row at once (a search per row and term was 4 % of the web server's
+    samples under bench/load.py, issue 30)."""
     indptr, indices = bm25.scores.indptr, bm25.scores.indices
-    found = np.zeros(len(term_ids), dtype=bool)
+    wanted = np.asarray(rows, dtype=np.int64)
+    out = np.zeros((wanted.size, len(term_ids)), dtype=bool)
+    if not wanted.size:
+        return out
     for j, t in enumerate(term_ids.tolist()):
-        column = indices[indptr[t]:indptr[t + 1]]
-        i = np.searchsorted(column, row)
-        found[j] = i < column.size and column[i] == row
-    return found
+        column = indices[int(indptr[t]):int(indptr[t + 1])]
+        at = np.minimum(np.searchsorted(column, wanted), max(column.size - 1, 0))
+        out[:, j] = column[at] == wanted if column.size else False
+    return out
 
 
 def lexical_signals(tokens: Sequence[str], bm25: Any, rows: Sequence[int],
@@ -85,12 +90,10 @@ def lexical_signals(tokens: Sequence[str], bm25: Any, rows: Sequence[int],
     known = np.array([t in vocab for t in distinct])
     out["known_share"] = float(weights[known].sum() / total)
     ids = np.array([vocab[t] for t in distinct if t in vocab], dtype=np.int64)
-    covered = np.zeros(len(ids), dtype=bool)
-    for i, row in enumerate(rows):
-        covered |= contains(bm25, row, ids)
-        if i == 0:
-            out["term_share"] = float(weights[known][covered].sum() / total)
-    out["coverage"] = float(weights[known][covered].sum() / total)
+    found = held(bm25, rows, ids)
+    if len(rows):
+        out["term_share"] = float(weights[known][found[0]].sum() / total)
+    out["coverage"] = float(weights[known][found.any(axis=0)].sum() / total)
     return out
 
 

@@ -1,8 +1,10 @@
 """Ingestion: walk paths, pick a loader by file extension, return Documents and problems.
 
-Loaders are found in one table, `LOADERS`, keyed by extension. PDF, PPTX, XLSX and DOCX
-need the optional packages of the `docs` extra; they are always listed, and import their
-package only when a file of their kind is read, so a missing package is reported per file
+Loaders are found in one table, `LOADERS`, keyed by extension, each named as `module:function`
+of this package and imported when a file of its kind is first read (a question imports none:
+an index only needs `versions`). PDF, PPTX, XLSX and DOCX need the optional packages of the
+`docs` extra; they are always listed, and import their package only when a file of their kind
+is read, so a missing package is reported per file
 (`pip install 'glassrag[docs]'`) and never breaks `import glassrag`. Every document's
 extraction is checked (`glassrag.ingest.quality`); findings come back as warnings.
 """
@@ -10,34 +12,27 @@ extraction is checked (`glassrag.ingest.quality`); findings come back as warning
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from glassrag.errors import IngestError, UnknownNameError
-from glassrag.ingest import quality
 from glassrag.ingest.base import TEXT_LIMIT, Extracted, TextTooLarge
-from glassrag.ingest.docx import load_docx
-from glassrag.ingest.html import load_html
-from glassrag.ingest.markdown import load_markdown
-from glassrag.ingest.pdf import load_pdf
-from glassrag.ingest.pptx import load_pptx
-from glassrag.ingest.text import load_text
-from glassrag.ingest.xlsx import load_xlsx
 from glassrag.schema import Document
 
-LOADERS: dict[str, Callable[[Path, bytes], Extracted]] = {
-    ".txt": load_text,
-    ".text": load_text,
-    ".md": load_markdown,
-    ".markdown": load_markdown,
-    ".html": load_html,
-    ".htm": load_html,
-    ".pdf": load_pdf,
-    ".pptx": load_pptx,
-    ".xlsx": load_xlsx,
-    ".docx": load_docx,
+LOADERS: dict[str, str] = {
+    ".txt": "text:load_text",
+    ".text": "text:load_text",
+    ".md": "markdown:load_markdown",
+    ".markdown": "markdown:load_markdown",
+    ".html": "html:load_html",
+    ".htm": "html:load_html",
+    ".pdf": "pdf:load_pdf",
+    ".pptx": "pptx:load_pptx",
+    ".xlsx": "xlsx:load_xlsx",
+    ".docx": "docx:load_docx",
 }
 
 MB = 1024 * 1024  # what --max-mb counts in
@@ -54,7 +49,8 @@ def loader_for(path: Path) -> Callable[[Path, bytes], Extracted]:
     suffix = path.suffix.lower()
     if suffix not in LOADERS:
         raise UnknownNameError("file type", suffix or "(no extension)", list(LOADERS))
-    return LOADERS[suffix]
+    module, function = LOADERS[suffix].split(":")
+    return getattr(importlib.import_module(f"glassrag.ingest.{module}"), function)
 
 
 @dataclass
@@ -221,6 +217,8 @@ def load_document(path: Path, doc_id: str, data: bytes, max_text_mb: float = MAX
         metadata=extracted.metadata,
         content_hash=file_hash(data),
     )
+    from glassrag.ingest import quality
+
     found = quality.check(doc)
     notes = tuple(f"extraction quality {found['verdict']}: {reason}" for reason in found["reasons"])
     return doc, extracted.warnings + notes

@@ -7,17 +7,40 @@ answer.py what one question's way leaves (Hit, StageTrace, Passage, Quote, Gener
 run.py the record of an evaluation (Run), whose whole shape run_shape.py checks on reading;
 records.py what it keeps of each question (QuestionRecord, a StageRecord per stage);
 metric.py what each of its metrics is (MetricSpec: 0/1 or graded, which way is better, k).
-This package hands their names on.
+This package hands their names on, each module imported when one of its names is first asked
+for: a question needs corpus.py and answer.py, and making the other modules' dataclasses cost
+every `glassrag ask` about 20 ms (bench/startup.py).
 """
 
-from glassrag.schema.answer import (RANKING_KINDS, SCORING_KINDS, Answer, Generation, Hit, Passage, Quote,
-                                    StageTrace)
-from glassrag.schema.corpus import Chunk, Document, Section, _Plain, content_hash
-from glassrag.schema.metric import (MCNEMAR, RANDOMISATION, SPECS, MetricSpec, flat_spec,
-                                    metric_spec)
-from glassrag.schema.records import QuestionRecord, StageRecord
-from glassrag.schema.run import RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection
+from __future__ import annotations
 
-__all__ = ["MCNEMAR", "RANDOMISATION", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "SPECS", "Answer", "Chunk",
-           "Document", "Generation", "Hit", "MetricSpec", "Passage", "QuestionRecord", "Quote", "Run", "RunSection",
-           "Section", "StageRecord", "StageTrace", "_Plain", "content_hash", "flat_spec", "metric_spec"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from glassrag.schema.answer import (RANKING_KINDS, SCORING_KINDS, Answer, Generation, Hit, Passage, Quote,
+                                        StageTrace)
+    from glassrag.schema.corpus import Chunk, Document, Section, _Plain, content_hash
+    from glassrag.schema.metric import MCNEMAR, RANDOMISATION, SPECS, MetricSpec, flat_spec, metric_spec
+    from glassrag.schema.records import QuestionRecord, StageRecord
+    from glassrag.schema.run import RUN_FORMAT, RUN_FORMAT_VERSION, Run, RunSection
+
+MODULES = {
+    "answer": ("RANKING_KINDS", "SCORING_KINDS", "Answer", "Generation", "Hit", "Passage", "Quote", "StageTrace"),
+    "corpus": ("Chunk", "Document", "Section", "_Plain", "content_hash"),
+    "metric": ("MCNEMAR", "RANDOMISATION", "SPECS", "MetricSpec", "flat_spec", "metric_spec"),
+    "records": ("QuestionRecord", "StageRecord"),
+    "run": ("RUN_FORMAT", "RUN_FORMAT_VERSION", "Run", "RunSection"),
+}
+_WHERE = {name: module for module, names in MODULES.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'glassrag.schema' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"glassrag.schema.{module}"), name)
+    globals()[name] = value
+    return value
