@@ -38,11 +38,9 @@ sys.path[:] = drop_current_folder(sys.path, sys.argv[:1] == ["-m"] or sys.orig_a
 import argparse  # noqa: E402
 from typing import Callable, Sequence  # noqa: E402
 
-from rich.text import Text  # noqa: E402
-
 from glassrag import __version__, threads  # noqa: E402
 from glassrag.cli import ask, corpus, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune  # noqa: E402,E501
-from glassrag.cli.common import err, redact  # noqa: E402
+from glassrag.cli.common import Text, err, redact  # noqa: E402
 from glassrag.errors import DiskError, GlassragError, visible_lines  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
@@ -76,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.hint:
             err.print(f"  → {visible_lines(redact(e.hint))}", markup=False)
         return e.exit_code
+    except BrokenPipeError:  # what reads the output stopped (`| head`): quietly, exit 1, as rich's console did
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own flush at exit would fail again
+        return 1
     except OSError as e:  # a write the library did not name: a full or read-only disk still gets a message
         disk = DiskError.of(e.filename or "a file", e, "the index is as it was before")
         if disk is None:

@@ -8,10 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
-from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, out, setting_help
+from glassrag.cli import terminal
+from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, setting_help
 from glassrag.config import SETTINGS, layered
 from glassrag.errors import visible, visible_lines
 from glassrag.schema import Answer
@@ -70,56 +68,54 @@ def ask(location: str, question: str, config_file: Path | None = None,
                     read_to_decide=True).run(question)
 
 
-def highlighted(p: Any) -> Text:
+def highlighted(p: Any) -> list[terminal.Span]:
     """The shown excerpt with its answer words in bold, and … where it was cut; document text is
     untrusted, so every piece goes through visible_lines (an escape sequence is shown, not obeyed)."""
-    text, at = Text(), 0
+    spans: list[terminal.Span] = []
+    at = 0
     for a, b in sorted(p.highlights):
         a, b = max(a, at), max(b, at)
-        text.append(visible_lines(p.shown[at:a]))
-        text.append(visible_lines(p.shown[a:b]), style="bold")
+        spans += [(visible_lines(p.shown[at:a]), ""), (visible_lines(p.shown[a:b]), "bold")]
         at = b
-    text.append(visible_lines(p.shown[at:]))
+    spans.append((visible_lines(p.shown[at:]), ""))
     if p.excerpt and p.excerpt_start > 0:
-        text = Text("…") + text
+        spans.insert(0, ("…", ""))
     if p.excerpt and p.excerpt_start + len(p.excerpt) < len(p.text):
-        text.append("…")
-    return text
+        spans.append(("…", ""))
+    return spans
 
 
 def print_answer(answer: Answer) -> None:
-    out.print(Text.assemble(("Q: ", "bold"), visible(answer.question)), "\n")
+    """The answer as a terminal shows it (glassrag/cli/terminal.py: no rich on a question's way)."""
+    write = terminal.write
+    write(("Q: ", "bold"), visible(answer.question), " \n")
     if answer.passage is None:
-        out.print(Text.assemble(("No answer: ", "yellow"), visible_lines(answer.reason)))
+        write(("No answer: ", "yellow"), visible_lines(answer.reason))
         if answer.also_found:
-            out.print(Text("\nNearest passages (not answers)", style="bold"))
+            write(("\nNearest passages (not answers)", "bold"))
     else:
         p = answer.passage
-        out.print(Text.assemble((visible(p.citation), "bold"), f"   score {p.score:.4g}"))
-        out.print(highlighted(p))
+        write((visible(p.citation), "bold"), f"   score {p.score:.4g}")
+        write(*highlighted(p))
         if answer.also_found:
-            out.print(Text("\nAlso found", style="bold"))
+            write(("\nAlso found", "bold"))
     for a in answer.also_found:
         first = " ".join(a.shown.split())[:110]
-        out.print(visible(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…"), markup=False)
+        write(visible(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…"))
     if answer.quote is not None:
         q = answer.quote
-        out.print(Text.assemble(("\nReader: ", "bold"),
-                                visible(f"«{q.text}»") if q.found else "not found",
-                                visible(f"  ({q.why})")))
+        write(("\nReader: ", "bold"), visible(f"«{q.text}»") if q.found else "not found", visible(f"  ({q.why})"))
     if answer.generation is not None:
         g = answer.generation
-        out.print(Text.assemble(("\nGenerated ", "bold"), f"by {visible(g.model)} from {len(g.given)} passages "
-                                f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): "))
-        out.print(Text(visible_lines(g.text)))
-        out.print(Text(visible("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given)), style="dim"))
-    out.print("\n[bold]Route[/bold]")
-    table = Table(box=None)
-    for col in ("stage", "in", "out", "top hits (chunk id: score)", "ms"):
-        table.add_column(col)
+        write(("\nGenerated ", "bold"), f"by {visible(g.model)} from {len(g.given)} passages "
+              f"({g.completion_tokens} tokens, {g.ms / 1000:.1f} s): ")
+        write(visible_lines(g.text))
+        write((visible("Passages it was given: " + "; ".join(f"[{p['label']}]" for p in g.given)), "dim"))
+    write(("\nRoute", "bold"))
+    rows = []
     for t in answer.trace:
         top = ", ".join(f"{h.chunk_id[:8]}:{h.score:.3g}" for h in t.hits[:3])
         if t.notes:
             top = (top + "  " if top else "") + visible("; ".join(t.notes))
-        table.add_row(t.name, str(t.n_in), str(len(t.hits)), top, f"{t.ms:.1f}")
-    out.print(table)
+        rows.append((t.name, str(t.n_in), str(len(t.hits)), top, f"{t.ms:.1f}"))
+    terminal.table(("stage", "in", "out", "top hits (chunk id: score)", "ms"), rows, wrap=3)

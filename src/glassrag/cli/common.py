@@ -4,18 +4,48 @@ texts of the flags several commands take."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from rich.console import Console
-
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-# a pipe or a log gets wide tables rather than 80 columns of wrapped cells
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class Later:
+    """A rich class, or a console, made when first used: rich's import was about 0.07 CPU s of
+    every command's process, and `glassrag ask` shows its answer without it (cli/terminal.py).
+    Calling it, or reading an attribute (`Text.assemble`, `out.print`), imports rich then."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._made: Any = None
+
+    def _it(self) -> Any:
+        """The rich object itself (for a library that checks its type, as Progress does its console)."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._it()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._it(), name)
+
+
+def rich_class(module: str, name: str) -> Later:
+    return Later(lambda: getattr(importlib.import_module(f"rich.{module}"), name))
+
+
+Table = rich_class("table", "Table")
+Text = rich_class("text", "Text")
+Console = rich_class("console", "Console")
+
+# a pipe or a log gets wide tables rather than 80 columns of wrapped cells (terminal.PIPE_WIDTH)
+out = Later(lambda: Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140))
+err = Later(lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
 INDEX_HELP = ("the index folder (made by glassrag ingest), or with --store an index in PostgreSQL: "
               "postgresql://USER@HOST/DB?schema=NAME")
@@ -30,7 +60,7 @@ def progress(label: str) -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err, transient=True, disable=not err.is_terminal)
+                    console=err._it(), transient=True, disable=not err.is_terminal)
 
 
 def finite_number(low: float, low_allowed: bool) -> Callable[[str], float]:

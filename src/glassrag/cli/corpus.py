@@ -9,10 +9,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
 
-from glassrag.cli.common import err, out
+from glassrag.cli.common import Table, Text, err, out
 from glassrag.cli.evaluate import evaluation, fmt, golden_check, print_run, runs_folder, save_run
 from glassrag.cli.ingest import ingest
 from glassrag.cli.tune import calibrate_command, events_needed, rerank_train_command

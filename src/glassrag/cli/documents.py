@@ -8,10 +8,8 @@ import argparse
 import json
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
 
-from glassrag.cli.common import INDEX_HELP, out
+from glassrag.cli.common import INDEX_HELP, Table, Text, out
 
 
 def add_parser(sub: Any) -> None:

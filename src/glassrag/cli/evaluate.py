@@ -8,11 +8,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from rich.table import Table
-from rich.text import Text
 
 from glassrag.cli.ask import generation_flags, generation_layer
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Text, err, out, progress
 from glassrag.cli.trec import trec_level
 from glassrag.config import layered
 from glassrag.schema import metric_spec

@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
 
-from glassrag.cli.common import err, out
+from glassrag.cli.common import Table, err, out
 from glassrag.errors import ConfigError
 
 LOG_HELP = "the experiment log folder (default: ./experiments)"

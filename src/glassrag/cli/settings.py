@@ -6,9 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
 
-from glassrag.cli.common import out
+from glassrag.cli.common import Table, out
 from glassrag.config import SETTINGS, Config, layered, toml_text
 
 

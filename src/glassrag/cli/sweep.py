@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
 
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, out, progress
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, out, progress
 from glassrag.cli.evaluate import fmt
 from glassrag.config import layered, toml_text
 from glassrag.evaluate import DEFAULT_METRIC

@@ -7,9 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
 
-from glassrag.cli.common import GOLDEN_HELP, INDEX_HELP, err, out
+from glassrag.cli.common import GOLDEN_HELP, INDEX_HELP, Table, err, out
 
 
 def add_parser(sub: Any) -> None:

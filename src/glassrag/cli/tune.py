@@ -8,10 +8,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
 
-from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, err, out, progress, redact, setting_help
+from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Text, err, out, progress, redact, setting_help
 from glassrag.config import SETTINGS, layered
 
 # a logistic regression wants about ten events (here: relevant candidates) per feature
