@@ -101,3 +101,22 @@ def test_a_commands_process_starts_openblas_on_one_thread(monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert r.stdout.strip().splitlines()[-1] == "3"
+
+
+def test_an_ask_runs_blas_on_one_thread_without_asking_threadpoolctl(index, tmp_path, monkeypatch):
+    """The command started every BLAS on one thread (`threads.before_numpy`), so `configure` leaves
+    threadpoolctl unimported (its scan of the libraries was 9.5 ms an ask); a user's wider
+    OPENBLAS_NUM_THREADS is still brought down to one thread for every call."""
+    folder = tmp_path / "index"
+    EmbeddedStore(folder).write(index)
+    probe = ("import json, sys; from glassrag.cli import main; main(['ask', '--index', sys.argv[1], 'quiet hours']); "
+             "asked = 'threadpoolctl' in sys.modules; from threadpoolctl import threadpool_info; "
+             "print(json.dumps([asked, sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'})]))")
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    r = subprocess.run([sys.executable, "-c", probe, str(folder)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [False, [1]]
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    r = subprocess.run([sys.executable, "-c", probe, str(folder)], capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [True, [1]]

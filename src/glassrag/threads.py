@@ -20,12 +20,15 @@ time on the otherwise same machine: the core it shares, not a thread setting.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 QUERY_THREADS = 1
 _model_threads: int | None = None  # set by the web server: `model_threads`
 _configured = False
 _limits: Any = None  # threadpoolctl's limiter, kept so its limit stays in force
+_loaded_on_one = False  # `before_numpy` had every BLAS start on QUERY_THREADS: `configure` has nothing to do
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
 def cores() -> int:
@@ -43,11 +46,16 @@ def pool_size(tasks: int) -> int:
 
 
 def before_numpy() -> None:
-    """OpenBLAS's thread count for a glassrag command's process, before numpy is imported: one
-    (a user's OPENBLAS_NUM_THREADS stands). Every BLAS call glassrag makes runs on one thread
-    (`configure`), but OpenBLAS starts a thread a core when numpy loads, and starting them cost
-    about 0.09 CPU s of every `glassrag ask` here (bench/startup.py)."""
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(QUERY_THREADS))
+    """BLAS's thread count for a glassrag command's process, before numpy is imported: one (a
+    user's OPENBLAS_NUM_THREADS, MKL_NUM_THREADS or BLIS_NUM_THREADS stands). Every BLAS call
+    glassrag makes runs on one thread (`configure`), but OpenBLAS starts a thread a core when
+    numpy loads, and starting them cost about 0.09 CPU s of every `glassrag ask` here
+    (bench/startup.py). When every BLAS then loads on one thread, `configure` need not ask
+    threadpoolctl, whose scan of the process's libraries cost 9.5 ms of every ask."""
+    global _loaded_on_one
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, str(QUERY_THREADS))
+    _loaded_on_one = "numpy" not in sys.modules and all(os.environ[n] == str(QUERY_THREADS) for n in BLAS_THREADS)
 
 
 def model_threads() -> int:
@@ -72,6 +80,8 @@ def configure() -> None:
     if _configured:
         return
     _configured = True
+    if _loaded_on_one:
+        return
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:
