@@ -41,8 +41,9 @@ def cores() -> int:
 
 def pool_size(tasks: int) -> int:
     """Workers of the pipeline's retriever pool: one a retriever, no more than the cores
-    (three retrievers on two cores would keep three threads runnable where two can run)."""
-    return max(1, min(tasks, cores()))
+    (three retrievers on two cores would keep three threads runnable where two can run); one in
+    the web server, which runs them in the request's own thread (`serving`)."""
+    return 1 if _model_threads == 1 else max(1, min(tasks, cores()))
 
 
 def before_numpy() -> None:
@@ -68,7 +69,11 @@ def model_threads() -> int:
 
 
 def serving() -> None:
-    """This process serves pages: every ONNX model a question runs gets one thread from now on."""
+    """This process serves pages: every ONNX model a question runs gets one thread from now on,
+    and a question's retrievers run one after the other in its own thread. The server's
+    processes and page pools already answer as many questions at once as there are cores; handing
+    each question's retrievers to two more threads and back only added switches of the GIL
+    (bench/load.py)."""
     global _model_threads
     _model_threads = 1
 

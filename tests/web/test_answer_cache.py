@@ -145,8 +145,9 @@ def test_a_generated_answer_is_never_kept(index, tmp_path: Path):
     view = AskView(source, {"q": "What does E-4107 mean?", "generate.enabled": "false"})
     view.config = view.config.updated({"generate": {"enabled": True}}, "the Generate button", "flag")
     assert view.config.generate.enabled
-    view.compute = lambda: {"answer": "generated"}  # type: ignore[method-assign]
-    assert json.loads(view.body()) == {"answer": "generated"}
+    view._asked = lambda: {"answer": "generated"}  # type: ignore[method-assign]
+    got = json.loads(view.body())
+    assert got["answer"] == "generated" and got["index"] == "idx"  # the question's part and the kept frame
     assert len(source.answers) == 0
 
 
@@ -172,3 +173,24 @@ def test_an_ask_page_is_encoded_without_the_clean_up_pass(demo_client: TestClien
     monkeypatch.setattr(encode_module, "_clean", cleaned)
     assert demo_client.get("/ask.json", params={"q": "How do I reset the TX-200?"}).status_code == 200
     assert demo_client.get("/ask.json", params={"q": "E-4100" + " TX-2000 E-4107" * 250}).status_code == 200
+
+
+def test_the_frame_every_question_shares_is_made_once_per_settings_and_generation(index, tmp_path: Path,
+                                                                                   monkeypatch):
+    """The index, settings form and example questions are encoded once per (generation, settings)
+    and joined to each question's part: the twin is the same JSON as the whole page's data."""
+    EmbeddedStore(tmp_path / "idx").write(index)
+    source = Source("idx", tmp_path / "idx")
+    made = []
+    frame = AskView._frame
+    monkeypatch.setattr(AskView, "_frame", lambda self: made.append(self.config.key()) or frame(self))
+    plain = {"generate.enabled": "false"}
+    first = AskView(source, {**plain, "q": "What does E-4107 mean?"})
+    assert without_times(json.loads(first.body())) == without_times(json.loads(encode(first.compute())))
+    AskView(source, {**plain, "q": "quiet hours"}).body()
+    assert len(made) == 2  # compute() above made its own; the second question's twin reused the kept frame
+    other = AskView(source, {**plain, "q": "quiet hours", "bm25.k1": "0.6"})
+    assert json.loads(other.body())["settings"]["changed"]  # another setting: its own frame
+    assert len(made) == 3 and made[2] != made[0]
+    source.answers.live("another generation")
+    assert source.answers.frame(first.generation, first.config.key()) is None

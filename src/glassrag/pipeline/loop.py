@@ -105,7 +105,7 @@ class Pipeline:
         asked = digest("question", question) if caching else None  # every retriever's input key
         names = self.config.retrieve.retrievers
         everything = names + self.observed
-        if len(everything) > 1 and not caching:
+        if len(everything) > 1 and not caching and threads.pool_size(len(everything)) > 1:
             if self._pool is None:  # one pool for the pipeline's life, not one per question
                 self._pool = ThreadPoolExecutor(max_workers=threads.pool_size(len(everything)),
                                                 thread_name_prefix="glassrag-retrieve")

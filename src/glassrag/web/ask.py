@@ -127,28 +127,46 @@ class AskView:
         """The twin without a run's part, from the cache, or computed and kept; a generated answer
         (a POST) is never kept: each press of the button asks the model again."""
         if self.config.generate.enabled:
-            return encode(self.compute())
+            return self._twin()
         key = self.config.key()
         body = self.source.answers.get(self.generation, key, self.question)
         if body is None:
-            body = encode(self.compute())
+            body = self._twin()
             self.source.answers.put(self.generation, key, self.question, body)
         return body
 
+    def _twin(self) -> bytes:
+        """The twin as bytes: the frame (encoded once per generation and settings) and this
+        question's part, joined into one JSON object."""
+        key = self.config.key()
+        frame = self.source.answers.frame(self.generation, key)
+        if frame is None:
+            frame = encode(self._frame())[1:-1]
+            self.source.answers.keep_frame(self.generation, key, frame)
+        asked = encode(self._asked())[1:-1]
+        return b"{" + frame + (b"," if frame and asked else b"") + asked + b"}"
+
     def compute(self) -> dict[str, Any]:
         """The page's data, computed (without a saved run's part)."""
+        return {**self._frame(), **self._asked()}
+
+    def _frame(self) -> dict[str, Any]:
+        """What the page shows whatever the question under these settings: the index, the settings
+        form and the example questions (a fifth of a demo twin's bytes, issue 30)."""
         golden = self.source.golden(self.live)
-        out: dict[str, Any] = {
-            "index": self.source.name, "question": self.question,
-            "settings": {"changed": settings.changed(self.config, self.base, self.available),
-                         "form": settings.form(self.config, self.base, self.available),
-                         "config": self.config.to_dict()},
-            "examples": _examples(golden.questions) if golden else [],
-            "golden_file": str(golden.path) if golden else None,
-            "answer": None, "run": None, "golden": None,
-        }
+        return {"index": self.source.name,
+                "settings": {"changed": settings.changed(self.config, self.base, self.available),
+                             "form": settings.form(self.config, self.base, self.available),
+                             "config": self.config.to_dict()},
+                "examples": _examples(golden.questions) if golden else [],
+                "golden_file": str(golden.path) if golden else None}
+
+    def _asked(self) -> dict[str, Any]:
+        """What the page shows of this question: the answer, its route and explanations."""
+        golden = self.source.golden(self.live)
+        out: dict[str, Any] = {"question": self.question, "answer": None, "run": None, "golden": None}
         if not self.question:
-            out["start"] = self._start(out["examples"])
+            out["start"] = self._start(_examples(golden.questions) if golden else [])
             return out
         pipeline = self.source.pipeline(self.config, self.live)
         answer = pipeline.run(self.question)

@@ -23,6 +23,7 @@ from collections import OrderedDict
 # 200-300 distinct asks, a golden set's questions under a setting or two; the least recently
 # used is dropped first.
 ANSWERS_MB = 32
+FRAMES_KEPT = 256  # frames (about 26 KB each on the demo) for as many settings, the oldest dropped first
 
 
 class AnswerCache:
@@ -33,6 +34,7 @@ class AnswerCache:
         self.budget = int(budget_mb * 2**20)
         self.generation: str | None = None
         self._entries: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+        self._frames: dict[str, bytes] = {}  # settings -> the encoded frame every question shares
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -44,6 +46,7 @@ class AnswerCache:
             if generation != self.generation:
                 self.generation = generation
                 self._entries.clear()
+                self._frames.clear()
                 self._bytes = 0
 
     def get(self, generation: str, settings: str, question: str) -> bytes | None:
@@ -71,6 +74,20 @@ class AnswerCache:
             while self._bytes > self.budget:
                 _, dropped = self._entries.popitem(last=False)
                 self._bytes -= len(dropped)
+
+    def frame(self, generation: str, settings: str) -> bytes | None:
+        """The encoded part of the twin that is the same for every question under `settings`."""
+        with self._lock:
+            return self._frames.get(settings) if generation == self.generation else None
+
+    def keep_frame(self, generation: str, settings: str, frame: bytes) -> None:
+        """Kept while `generation` is live, one per settings a page was asked under (a few KB each;
+        the settings the server has pipelines for are bounded by the catalog's pipeline cache)."""
+        with self._lock:
+            if generation == self.generation:
+                if len(self._frames) >= FRAMES_KEPT:
+                    self._frames.pop(next(iter(self._frames)))
+                self._frames[settings] = frame
 
     def __len__(self) -> int:
         return len(self._entries)
