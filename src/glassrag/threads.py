@@ -7,8 +7,9 @@ it, a MiniLM query encoded in 484–504 ms with torch's default threads against 
 one, and LSA's QR steps took ~1 s each instead of milliseconds (issue 18; re-measured by
 bench/threads.py). So BLAS and torch run one thread per operation for questions, and
 parallelism comes from running the retrievers side by side in one pool made once per
-pipeline, with no more workers than cores. Batch work (embedding a corpus at ingest) uses
-every core it is given.
+pipeline, with no more workers than cores; in the web server, whose processes and page pool
+already keep the cores busy, a question's retrievers run in its own thread (`serving`). Batch
+work (embedding a corpus at ingest) uses every core it is given.
 
 What a MiniLM question runs on, measured (bench/results/threads.md, per-thread CPU time):
 the main thread and the pool's workers, about one core in all; BLAS's, OpenMP's and the
