@@ -122,3 +122,30 @@ def test_ask_on_a_terminal_styles_its_answer_and_sends_no_escape_of_a_document(t
     text = got.decode("utf-8")
     assert "\x1b[1mQ: \x1b[0m" in text and "\x1b[1m stage" in text and "\\x1b[2J" in text
     assert "\x1b" not in SGR.sub("", text)
+
+
+def test_the_table_on_a_terminal_heads_in_bold_keeps_identifiers_whole_and_blank_cells_blank(tty, monkeypatch):
+    stream, master = tty
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("COLUMNS", "35")  # the notes column gets 35 - 11 - 2 = 22
+    notes = "aaaa returns-policy-2023 bbbb " * 3  # a cut at a hyphen would fill the lines better
+    terminal.table(("stage", "in", "top hits"), [("read", "11", ""), ("gate", "9", notes.strip())], wrap=2,
+                   stream=stream)
+    stream.flush()
+    lines = read_all(master).splitlines()
+    # the header bold and left-aligned: "in" padded on the right to its column's 2, "stage" to 5
+    assert lines[0] == "\x1b[1m stage  in  top hits" + " " * (22 - 8) + " \x1b[0m"
+    assert lines[1].rstrip() == " read   11"  # an empty cell stays empty
+    words = " ".join(line[12:].strip() for line in lines[2:]).split()
+    assert words == notes.split()  # a document's name never cut at its hyphens
+
+
+def test_dumb_terminals_and_streams_without_isatty_get_no_escapes(tty, monkeypatch):
+    stream, _ = tty
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "dumb")
+    assert not terminal.styled(stream)
+    monkeypatch.setenv("TERM", "xterm")
+    assert terminal.styled(stream)
+    assert not terminal.styled(object())  # type: ignore[arg-type]
