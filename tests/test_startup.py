@@ -87,7 +87,7 @@ def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
     # nor what only ingesting, evaluating or another command's tables need (their modules' regular
     # expressions and dataclasses, and rich, were made by every ask: bench/startup.py)
     unneeded = {"glassrag.ingest.pdf", "glassrag.ingest.html", "glassrag.ingest.xlsx", "glassrag.ingest.quality",
-                "glassrag.schema.run", "glassrag.schema.records", "rich"}
+                "glassrag.schema.run", "glassrag.schema.records", "rich", "glassrag.chunk.fixed", "socket"}
     assert not loaded & unneeded, sorted(loaded & unneeded)
 
 

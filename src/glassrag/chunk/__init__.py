@@ -1,27 +1,32 @@
-"""Chunkers, looked up by name in `CHUNKERS`."""
+"""Chunkers, looked up by name in `CHUNKERS`, each as `module:Class` of this package, imported
+when one is made: a question only needs `units`' sentence spans, which live in this package."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from glassrag.chunk.base import Chunker, locate
-from glassrag.chunk.document import DocumentChunker
-from glassrag.chunk.fixed import FixedChunker
-from glassrag.chunk.heading import HeadingChunker
-from glassrag.chunk.recursive import RecursiveChunker
-from glassrag.chunk.sentence import SentenceChunker
 from glassrag.errors import UnknownNameError
 
-CHUNKERS: dict[str, type[Chunker]] = {
-    c.name: c for c in (FixedChunker, SentenceChunker, HeadingChunker, RecursiveChunker,
-                        DocumentChunker)
+CHUNKERS: dict[str, str] = {
+    "fixed": "fixed:FixedChunker",
+    "sentence": "sentence:SentenceChunker",
+    "heading": "heading:HeadingChunker",
+    "recursive": "recursive:RecursiveChunker",
+    "document": "document:DocumentChunker",
 }
 
 
-def make_chunker(name: str, **params: Any) -> Chunker:
+def chunker_class(name: str) -> type[Chunker]:
     if name not in CHUNKERS:
         raise UnknownNameError("chunker", name, list(CHUNKERS))
-    return CHUNKERS[name](**params)
+    module, cls = CHUNKERS[name].split(":")
+    return getattr(importlib.import_module(f"glassrag.chunk.{module}"), cls)
 
 
-__all__ = ["CHUNKERS", "Chunker", "make_chunker", "locate"]
+def make_chunker(name: str, **params: Any) -> Chunker:
+    return chunker_class(name)(**params)
+
+
+__all__ = ["CHUNKERS", "Chunker", "chunker_class", "make_chunker", "locate"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -80,6 +79,8 @@ class WriterLock:
             except BaseException:
                 os.close(fd)
                 raise
+        import socket  # only to write a lock: a question reads an index without one
+
         me = {"pid": os.getpid(), "host": socket.gethostname(),
               "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])[:300],
               "since": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
