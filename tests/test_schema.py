@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from glassrag.schema import Answer, Chunk, Document, Hit, Passage, Section, StageTrace, content_hash
 
 
@@ -30,3 +32,18 @@ def test_chunk_ids_are_content_hashes():
 def test_citation_names_title_and_locator():
     p = Passage("c", "d", "TX-200 Manual", "§ 2.1 Sensor errors", "t", 1.0, 1)
     assert p.citation == "TX-200 Manual, § 2.1 Sensor errors"
+
+
+def test_the_schema_package_hands_on_every_name_it_lists():
+    """glassrag.schema imports a module when one of its names is first asked for: every name it
+    lists resolves, to the module's own object, and nothing else does."""
+    import importlib
+
+    import glassrag.schema as schema
+
+    assert sorted(schema.__all__) == sorted(schema._WHERE)
+    for name in schema.__all__:
+        module = importlib.import_module(f"glassrag.schema.{schema._WHERE[name]}")
+        assert getattr(schema, name) is getattr(module, name)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        schema.Nothing

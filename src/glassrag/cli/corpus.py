@@ -9,7 +9,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import Table, Text, err, out
 from glassrag.cli.evaluate import evaluation, fmt, golden_check, print_run, runs_folder, save_run
 from glassrag.cli.ingest import ingest

@@ -8,7 +8,6 @@ import argparse
 import json
 from typing import Any
 
-
 from glassrag.cli.common import INDEX_HELP, Table, Text, out
 
 

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import Table, err, out
 from glassrag.errors import ConfigError
 

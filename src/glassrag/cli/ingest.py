@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-
 from glassrag.cli.common import LazyHelp, Table, Text, err, finite_number, out, progress, redact, setting_help
 from glassrag.config import SETTINGS, Config, layered
 from glassrag.errors import visible, visible_lines

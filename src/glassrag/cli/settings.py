@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import Table, out
 from glassrag.config import SETTINGS, Config, layered, toml_text
 

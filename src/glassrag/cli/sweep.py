@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, out, progress
 from glassrag.cli.evaluate import fmt
 from glassrag.config import layered, toml_text

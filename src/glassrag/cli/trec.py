@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import GOLDEN_HELP, INDEX_HELP, Table, err, out
 
 

@@ -8,7 +8,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Text, err, out, progress, redact, setting_help
 from glassrag.config import SETTINGS, layered
 

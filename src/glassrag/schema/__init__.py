@@ -34,7 +34,9 @@ MODULES = {
 }
 _WHERE = {name: module for module, names in MODULES.items() for name in names}
 
-__all__ = sorted(_WHERE)
+__all__ = ["MCNEMAR", "RANDOMISATION", "RANKING_KINDS", "RUN_FORMAT", "RUN_FORMAT_VERSION", "SCORING_KINDS", "SPECS",
+           "Answer", "Chunk", "Document", "Generation", "Hit", "MetricSpec", "Passage", "QuestionRecord", "Quote", "Run",
+           "RunSection", "Section", "StageRecord", "StageTrace", "_Plain", "content_hash", "flat_spec", "metric_spec"]
 
 
 def __getattr__(name: str) -> Any:
