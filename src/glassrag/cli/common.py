@@ -9,6 +9,8 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from glassrag.cli.terminal import PIPE_WIDTH
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -43,8 +45,8 @@ Table = rich_class("table", "Table")
 Text = rich_class("text", "Text")
 Console = rich_class("console", "Console")
 
-# a pipe or a log gets wide tables rather than 80 columns of wrapped cells (terminal.PIPE_WIDTH)
-out = Later(lambda: Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 140))
+# a pipe or a log gets wide tables rather than 80 columns of wrapped cells
+out = Later(lambda: Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else PIPE_WIDTH))
 err = Later(lambda: Console(stderr=True, highlight=False, soft_wrap=True))
 
 INDEX_HELP = ("the index folder (made by glassrag ingest), or with --store an index in PostgreSQL: "

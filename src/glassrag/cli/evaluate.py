@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-
 from glassrag.cli.ask import generation_flags, generation_layer
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Text, err, out, progress
 from glassrag.cli.trec import trec_level

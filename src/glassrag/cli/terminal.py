@@ -21,7 +21,7 @@ import textwrap
 from typing import IO, Sequence
 
 STYLES = {"bold": "1", "dim": "2", "yellow": "33"}
-PIPE_WIDTH = 140  # the columns a pipe or a log gets (cli/common.py's consoles)
+PIPE_WIDTH = 140  # the columns a pipe or a log gets, here and on the other commands' rich consoles (cli/common.py)
 NARROWEST = 20  # a wrapped column never narrower than this, whatever the terminal says
 
 Span = tuple[str, str]  # (text, style: a key of STYLES, or "" for none)

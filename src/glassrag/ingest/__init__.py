@@ -4,9 +4,9 @@ Loaders are found in one table, `LOADERS`, keyed by extension, each named as `mo
 of this package and imported when a file of its kind is first read (a question imports none:
 an index only needs `versions`). PDF, PPTX, XLSX and DOCX need the optional packages of the
 `docs` extra; they are always listed, and import their package only when a file of their kind
-is read, so a missing package is reported per file
-(`pip install 'glassrag[docs]'`) and never breaks `import glassrag`. Every document's
-extraction is checked (`glassrag.ingest.quality`); findings come back as warnings.
+is read, so a missing package is reported per file (`pip install 'glassrag[docs]'`) and never
+breaks `import glassrag`. Every document's extraction is checked (`glassrag.ingest.quality`);
+findings come back as warnings.
 """
 
 from __future__ import annotations

@@ -105,12 +105,12 @@ class Pipeline:
         asked = digest("question", question) if caching else None  # every retriever's input key
         names = self.config.retrieve.retrievers
         everything = names + self.observed
-        if len(everything) > 1 and not caching and threads.pool_size(len(everything)) > 1:
+        workers = threads.pool_size(len(everything))  # one a retriever at most; one in the server
+        if workers > 1 and not caching:
             if self._pool is None:  # one pool for the pipeline's life, not one per question
-                self._pool = ThreadPoolExecutor(max_workers=threads.pool_size(len(everything)),
-                                                thread_name_prefix="glassrag-retrieve")
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="glassrag-retrieve")
             ran = list(self._pool.map(lambda n: self._step(self.retrievers[n], query, {}, asked), everything))
-        else:  # one retriever, or a cache (which attributes what each leaves in the query's cache)
+        else:  # one retriever, the server, or a cache (which attributes what each leaves in the query's cache)
             ran = [self._step(self.retrievers[n], query, {}, asked) for n in everything]
         # which lists are fused belongs in the key: the same retrievers run, one of them observed here
         # and fused there, must not share a fusion

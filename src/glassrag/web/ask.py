@@ -126,19 +126,18 @@ class AskView:
     def _kept(self) -> bytes:
         """The twin without a run's part, from the cache, or computed and kept; a generated answer
         (a POST) is never kept: each press of the button asks the model again."""
-        if self.config.generate.enabled:
-            return self._twin()
         key = self.config.key()
+        if self.config.generate.enabled:
+            return self._twin(key)
         body = self.source.answers.get(self.generation, key, self.question)
         if body is None:
-            body = self._twin()
+            body = self._twin(key)
             self.source.answers.put(self.generation, key, self.question, body)
         return body
 
-    def _twin(self) -> bytes:
-        """The twin as bytes: the frame (encoded once per generation and settings) and this
+    def _twin(self, key: str) -> bytes:
+        """The twin as bytes: the frame (encoded once per generation and settings `key`) and this
         question's part, joined into one JSON object."""
-        key = self.config.key()
         frame = self.source.answers.frame(self.generation, key)
         if frame is None:
             frame = encode(self._frame())[1:-1]
