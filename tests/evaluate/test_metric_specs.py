@@ -43,7 +43,7 @@ def test_a_spec_must_say_what_kind_and_which_way():
 
 def test_which_way_is_better():
     lower = {base for base, spec in SPECS.items() if spec.better == "lower"}
-    assert lower == {"declined_answerable", "foreign_citations", "leaked_tags", "refused_answerable", "hedged",
+    assert lower == {"declined_answerable", "rank1_buried", "foreign_citations", "leaked_tags", "refused_answerable", "hedged",
                      "failed"}
 
 
@@ -57,7 +57,7 @@ def test_the_paired_test_follows_the_kind_but_for_four_kept_as_they_were():
 def test_every_name_a_run_writes_has_a_spec():
     k = 5
     names = [s.name for s in [*stage_specs(k), *answer_specs(k)]] + [
-        "source_recall@5", "answer_intact", "answer_visible@5", "locator_hit@5", "declined_answerable",
+        "source_recall@5", "answer_intact", "rank1_buried@5", "answer_visible@5", "locator_hit@5", "declined_answerable",
         "declined_unanswerable", "declined_offtopic", "reader_accuracy", "budget_recall",
         "reader_declined_unanswerable", "vector_hit", "mean_top_similarity", "declined", *SCORES, "failed"]
     for name in names:

@@ -111,7 +111,7 @@ def test_weighted_depth_and_weights():
     fused = {h.chunk_id: h.score for h in make_fuser("weighted", weights=[0.5, 0.25, 0.25]).fuse(three)}
     assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.25 * 0.7 / 0.8 + 0.25 * 0.0)
     assert make_fuser("weighted", weight=0.3).params() == {"method": "weighted", "weight": 0.3, "depth": 100,
-                                                           "weights": None}
+                                                           "weights": None, "keep_first": 0}
     for bad in (-0.01, 1.01):
         with pytest.raises(ConfigError, match="fusion weight must be in"):
             make_fuser("weighted", weight=bad)
@@ -133,7 +133,7 @@ def test_fused_ties_keep_the_first_seen_order():
 def test_defaults_names_and_messages():
     """RRF's literature defaults, the stage name every fused hit carries, and the errors'
     words (what a user reads)."""
-    assert make_fuser("rrf").params() == {"method": "rrf", "k": 60, "depth": 100}
+    assert make_fuser("rrf").params() == {"method": "rrf", "k": 60, "depth": 100, "keep_first": 0}
     assert make_fuser("rrf").fuse(INPUTS)[0].score == pytest.approx(1 / (60 + 1) + 1 / (60 + 2))
     long = {"bm25": hits("bm25", [(f"c{i}", 200.0 - i) for i in range(101)])}
     assert len(make_fuser("rrf").fuse(long)) == len(make_fuser("weighted").fuse(long)) == 100
@@ -160,5 +160,5 @@ def test_make_fuser_finds_the_class_in_the_one_table(monkeypatch):
 
     monkeypatch.setitem(FUSERS, "flat", Entry(Flat.configured))
     made = make_fuser("flat", k=1)
-    assert type(made) is Flat and made.params() == {"method": "flat", "k": 1, "depth": 100}
+    assert type(made) is Flat and made.params() == {"method": "flat", "k": 1, "depth": 100, "keep_first": 0}
     assert type(make_fuser("weighted", weight=0.3)) is Weighted

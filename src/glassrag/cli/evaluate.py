@@ -122,10 +122,11 @@ def evaluation(location: str, golden: Path, split: str, config_file: Path | None
     config = layered(index.config, config_file, flags or {}, built=True)
     questions = load_questions(golden, split, index.documents)
     if recalibrate and config.gate.enabled and mismatch(index, config):
-        with progress("calibrating") as bar:
-            bar.add_task("calibrate for these settings", total=None)
+        with progress("calibrating for these settings (train split)") as bar:
+            task = bar.add_task("calibrate", total=None)
             train = questions if split == "train" else load_questions(golden, "train", index.documents)
-            index, failed = calibrated_for(index, config, train, str(golden))
+            index, failed = calibrated_for(index, config, train, str(golden),
+                                           progress=lambda n, t: bar.update(task, completed=n, total=t))
         if failed:
             err.print(Text.assemble(("warning ", "yellow"), failed))
     with progress("evaluating") as bar:
@@ -198,6 +199,15 @@ def print_run(run: Any, brief: bool = False) -> None:
         return
     for section in SECTIONS:
         section(run)
+    print_time(run)
+
+
+def print_time(run: Any) -> None:
+    """What the evaluation spent its time on, by stage (from the records' traces)."""
+    from glassrag.evaluate.timing import described, stage_time
+
+    ms = stage_time((name, st.ms) for r in run.questions for name, st in r.stages.items())
+    out.print(f"time in the stages over {len(run.questions)} questions: {described(ms)}", markup=False)
 
 
 def print_calibration_status(gate: dict[str, Any]) -> None:
@@ -271,6 +281,20 @@ def print_losses(run: Any) -> None:
     if not run.losses:
         table.add_row("(none)", "0", "")
     out.print(table)
+    print_buried(run)
+
+
+def print_buried(run: Any) -> None:
+    """The questions whose answer a fused retriever ranked first and the fusion put outside the
+    top k (`rank1_buried@k`), when the pipeline fused two or more retrievers."""
+    name = f"rank1_buried@{run.k}"
+    m = run.ranking.metrics.get(name)
+    if not m or not m.get("n"):
+        return
+    ids = [r.id for r in run.questions if r.metric("ranking", name) == 1.0]
+    out.print(f"rank 1 buried by fusion: {len(ids)} of {m['n']} answerable questions had an answer first in one "
+              f"retriever and none in the fused top {run.k}" + (": " + " ".join(ids[:12]) + (" …" if len(ids) > 12 else "")
+                                                              if ids else ""), markup=False)
 
 
 # the tables of a full `glassrag eval`, after the ranking and the answer side by side

@@ -115,16 +115,22 @@ def calibrate_command(location: str, golden: Path, config_file: Path | None = No
     from glassrag.gate.calibrate import MIN_PER_CLASS
 
     store, index, config, questions = _train_questions(location, golden, config_file)
-    with progress("calibrating") as bar:
+    time_ms: dict[str, float] = {}
+    with progress("calibrating (train split and the bundled off-topic questions)") as bar:
         task = bar.add_task("calibrate", total=None)
         gate, reader = calibrate_index(index, config, questions, rule or config.gate.rule, str(golden),
                                        progress=lambda n, t: bar.update(task, completed=n, total=t),
-                                       cost=cost)
+                                       cost=cost, time_ms=time_ms)
+    from glassrag.gate.threshold import kept
+
+    others = kept(index.extra, gate)  # calibrations for other settings stay beside it
     index.extra["gate"] = gate
+    index.extra["gates"] = others
     index.extra["reader"] = reader
     store.write(index)
     print_inputs(gate)
     print_calibration(gate)
+    print_time(time_ms)
     for warning in gate.get("warnings", []):
         err.print(Text.assemble(("warning ", "yellow"), warning))
     small = min(gate["n_answerable"], gate["n_unanswerable"])
@@ -143,6 +149,14 @@ def calibrate_command(location: str, golden: Path, config_file: Path | None = No
             "quote anything (on this train split no threshold quoted more right answers than it "
             "cost): label more answerable train questions, or read the passages themselves")))
     return 0
+
+
+def print_time(time_ms: dict[str, float]) -> None:
+    """What the calibration's pass over the train questions spent its time on, by stage."""
+    from glassrag.evaluate.timing import described
+
+    if time_ms:
+        out.print(f"time in the stages, every gate signal measured: {described(time_ms)}", markup=False)
 
 
 def print_inputs(gate: dict[str, Any]) -> None:
@@ -198,6 +212,10 @@ def print_calibration(gate: dict[str, Any]) -> None:
     if gate.get("score_mode") == "combined" and gate.get("how") != "combined":
         out.print(f"gate.score = combined fell back to {gate['how']}", markup=False)
     a = gate["auroc"]
+    if gate.get("held_back"):
+        out.print(f"gate: the first threshold is not set: {gate['why']}", markup=False)
+        print_offtopic_gate(gate.get("offtopic_gate"))
+        return
     if not gate["separable"]:
         out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
                   f"cannot tell answerable from unanswerable questions on this corpus ({gate['why']}), "

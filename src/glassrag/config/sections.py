@@ -142,6 +142,8 @@ class FuseSettings:
                                    "BM25 with the neural retriever (weighted fusion)",
                                    "bench/fusion.py: the train splits of SciFact (nDCG@10) and of the "
                                    "demo (hit@5) both choose 0.35", low=0.0, high=1.0, scores=True)
+    keep_first: int = setting(0, "each fused retriever's first hit stands at this rank or better in the fused "
+                              "list (0: off)", "experiment fusion-keep-first", low=0, high=100, scores=True)
 
 
 @dataclass(frozen=True)

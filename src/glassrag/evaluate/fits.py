@@ -17,11 +17,11 @@ Status of a run's gate:
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
 from glassrag.evaluate.golden import Question
-from glassrag.gate.threshold import changed, offtopic_keep
+from glassrag.gate.threshold import changed, fitting, offtopic_keep
 from glassrag.pipeline import Pipeline
 from glassrag.schema.fitted import Calibration
 from glassrag.store.base import Index
@@ -35,8 +35,10 @@ def mismatch(index: Index, config: Config) -> list[str]:
     by, and whether the bundled off-topic questions were among its unanswerable ones."""
     if not index.extra.get("gate"):
         return []
-    cal = Calibration.from_dict(index.extra["gate"])  # any stored version (schema/fitted.py)
-    out = changed(dict(cal.settings), calibration_settings(index, config))
+    settings = calibration_settings(index, config)
+    # the calibration kept for these settings, else the index's current one (gate/threshold.py)
+    cal = Calibration.from_dict(fitting(index.extra, settings))  # any stored version (schema/fitted.py)
+    out = changed(dict(cal.settings), settings)
     if cal.rule != config.gate.rule:
         out.append(f"gate.rule was {cal.rule!r}, now {config.gate.rule!r}")
     elif config.gate.rule == "cost" and cal.cost != config.gate.cost:
@@ -57,8 +59,8 @@ def calibration_settings(index: Index, config: Config) -> dict[str, Any]:
     return Pipeline(index, replace(config, gate=replace(config.gate, enabled=False))).scoring_settings()
 
 
-def calibrated_for(index: Index, config: Config, questions: Sequence[Question], golden: str
-                   ) -> tuple[Index, str | None]:
+def calibrated_for(index: Index, config: Config, questions: Sequence[Question], golden: str,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[Index, str | None]:
     """The index to evaluate `config` on: when the index's calibration does not fit, a copy
     whose gate and reader are calibrated on the train split of `questions` for `config`
     (nothing is saved), else the index itself; and why calibrating failed (no unanswerable
@@ -69,7 +71,7 @@ def calibrated_for(index: Index, config: Config, questions: Sequence[Question], 
     if not config.gate.enabled or not index.extra.get("gate") or not mismatch(index, config):
         return index, None
     try:
-        gate, reader = calibrate_index(index, config, questions, config.gate.rule, golden)
+        gate, reader = calibrate_index(index, config, questions, config.gate.rule, golden, progress)
     except ConfigError as e:
         return index, f"calibrating for these settings failed: {e.problem}"
     gate["fitted_here"] = golden

@@ -132,6 +132,8 @@ def section_measures(records: Sequence[QuestionRecord], stages: StageMetrics, ra
 
     out += [
         measured("ranking", SPECS["answer_intact"], records, answerable, lambda r: float(r.intact)),
+        measured("ranking", SPECS["rank1_buried"].at(k), records, lambda r: r.answerable and fused(r),
+                 lambda r: float(buried(r, k))),
         measured("answer", SPECS["answer_visible"].at(k), records, lambda r: r.answerable and r.visible is not None,
                  lambda r: float(r.visible)),
         measured("answer", SPECS["locator_hit"].at(k), records,
@@ -155,6 +157,22 @@ def section_measures(records: Sequence[QuestionRecord], stages: StageMetrics, ra
         out.append(measured("generation", SPECS["failed"], records, lambda r: bool(r.generation),
                             lambda r: float(r.generation.get("failed", False))))
     return out
+
+
+def fused(record: QuestionRecord) -> bool:
+    """The question went through a fusion of two or more retrievers."""
+    kinds = [st.kind for st in record.stages.values()]
+    return "fuse" in kinds and kinds.count("retrieve") >= 2
+
+
+def buried(record: QuestionRecord, k: int) -> bool:
+    """Fusion buried a first place: some fused retriever ranked an answer unit first, and the
+    fused list has none in its top k (issue 47: the answer BM25 alone returned first, lost by
+    adding a retriever)."""
+    first = any(st.kind == "retrieve" and st.first_relevant_rank == 1 for st in record.stages.values())
+    fuse = next((st for st in record.stages.values() if st.kind == "fuse"), None)
+    return bool(first and fuse is not None
+                and (fuse.first_relevant_rank is None or fuse.first_relevant_rank > k))
 
 
 def summaries(measures: Sequence[Measured], sections: Sequence[str]) -> dict[str, dict[str, Interval]]:

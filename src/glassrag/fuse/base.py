@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 from glassrag.schema import Hit
 from glassrag.stage import ScoreSource, StageOutput
 
-__all__ = ["Fuser", "ScoreSource", "collect", "listed_scores", "ranked", "sources"]
+__all__ = ["Fuser", "ScoreSource", "collect", "keep_firsts", "listed_scores", "ranked", "sources"]
 
 
 @dataclass
@@ -65,3 +65,43 @@ def ranked(name: str, scores: dict[str, float],
     order = sorted(scores, key=lambda cid: -scores[cid])
     return [Hit(cid, float(scores[cid]), rank, name, {"inputs": detail[cid]})
             for rank, cid in enumerate(order, 1)]
+
+
+def keep_firsts(hits: list[Hit], inputs: Mapping[str, Sequence[Hit]], floor: int) -> list[Hit]:
+    """The fused list with every input's first hit at rank `floor` or better (`fuse.keep_first`;
+    0 leaves the list as it is). Issue 47: BM25 ranked an answer first, MiniLM 87th, and the
+    fusion put it 11th, out of the five shown; a first place is the one rank every retriever is
+    surest of.
+
+    The others keep their fused order; a first place below `floor` moves up just far enough
+    (several of them keep their fused order among themselves, and take the places just above
+    `floor` only when they must). A moved hit's score becomes the score of the hit it now
+    stands above, max(own, next), so the list's scores stay non-increasing; its own fused
+    score and rank are kept in its detail (`kept_first`)."""
+    if floor <= 0 or not hits:
+        return hits
+    firsts = {h[0].chunk_id for h in inputs.values() if h}
+    chosen = [h for h in hits if h.chunk_id in firsts]
+    others = [h for h in hits if h.chunk_id not in firsts]
+    order: list[Hit] = []
+    i = j = 0
+    while i < len(others) or j < len(chosen):
+        waiting = len(chosen) - j  # first places not yet placed
+        must = waiting > floor - (len(order) + 1)  # fewer places left above the floor than first places
+        if j < len(chosen) and (i >= len(others) or chosen[j].rank < others[i].rank or must):
+            order.append(chosen[j])
+            j += 1
+        else:
+            order.append(others[i])
+            i += 1
+    out: list[Hit] = []
+    below = float("-inf")
+    for new_rank, hit in reversed(list(enumerate(order, 1))):
+        score = hit.score
+        detail = hit.detail
+        if new_rank < hit.rank:
+            score = max(hit.score, below)
+            detail = {**hit.detail, "kept_first": {"fused_score": hit.score, "fused_rank": hit.rank}}
+        out.append(Hit(hit.chunk_id, score, new_rank, hit.stage, detail))
+        below = score
+    return out[::-1]

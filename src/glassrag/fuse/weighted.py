@@ -11,7 +11,8 @@ bare lists), min and max are each list's own and a chunk missing from a list get
 it: a truncated list's minimum is its depth-th score, which stretches the scale, and a
 good chunk that one retriever ranked 101st loses that retriever's whole weight.
 With two inputs `weight` is w for the first and 1 - w for the second; with more,
-`weights` lists one per input in order.
+`weights` lists one per input in order. With `keep_first` N > 0, every input's first hit then
+stands at rank N or better (fuse/base.py `keep_firsts`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import Fuser, ScoreSource, collect, ranked, sources
+from glassrag.fuse.base import Fuser, ScoreSource, collect, keep_firsts, ranked, sources
 from glassrag.fuse.normalize import min_max
 from glassrag.query import Query
 from glassrag.schema import Hit
@@ -35,6 +36,7 @@ class Weighted(Fuser):
     weight: float = 0.5
     depth: int = 100
     weights: list[float] | None = None
+    keep_first: int = 0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight <= 1.0:
@@ -62,7 +64,7 @@ class Weighted(Fuser):
                 for hit, value in zip(top, norm):
                     scores[hit.chunk_id] += w * float(value)
                     detail[hit.chunk_id][stage]["normalized"] = float(value)
-            return ranked("fuse", scores, detail)
+            return keep_firsts(ranked("fuse", scores, detail), inputs, self.keep_first)
         ids = list(detail)
         if not ids:  # nothing to fuse (no candidate's range to read)
             return []
@@ -78,7 +80,7 @@ class Weighted(Fuser):
                 scores[cid] += w * float(value)
                 entry = detail[cid].setdefault(stage, {"rank": None, "score": float(raw)})
                 entry["normalized"] = float(value)
-        return ranked("fuse", scores, detail)
+        return keep_firsts(ranked("fuse", scores, detail), inputs, self.keep_first)
 
     def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
         """Fuses its inputs' lists, reading each input's declared scores (`sources`)."""

@@ -54,6 +54,10 @@ MIN_PER_CLASS = 5
 # a logistic combination fitted on fewer questions than this per signal is flagged (the rule
 # of thumb of ten events per variable, Peduzzi et al. 1996)
 PER_FEATURE = 10
+# a threshold that declines more than this share of the found train answers (out of fold for
+# the combination) is saved with a warning (issue 47: economics declined 0.113 of its answerable
+# test questions; the off-topic threshold's own bound is 1 - gate.offtopic_keep = 0.02)
+FOUND_DECLINED_BOUND = 0.05
 
 
 def auroc(positive: Sequence[float], negative: Sequence[float],
@@ -284,6 +288,12 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     if not separable:
         warnings.append("the gate cannot do better than chance on this train split, so it declines "
                         "nothing but questions that match no passage: " + why)
+    lost = 1.0 - chosen["answerable_kept"]
+    if separable and lost > FOUND_DECLINED_BOUND:
+        fold = " out of fold" if chosen_score["kind"] == "combined" else ""
+        warnings.append(f"the threshold declines {lost:.1%} of the {len(answerable)} found train answers{fold}, "
+                        f"more than {FOUND_DECLINED_BOUND:.0%}: expect the gate to hide answers the ranking found; "
+                        "a lower gate.cost or gate.rule = keep95 trades unanswerable questions for them")
     n = len(answerable) + len(unanswerable)
     if chosen_score["kind"] == "combined" and n < PER_FEATURE * len(chosen_score["names"]):
         warnings.append(f"the combination of {len(chosen_score['names'])} signals was fitted on {n} questions, fewer "

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from glassrag.gate import answerability
 from glassrag.gate import signals as gate_signals
-from glassrag.gate.threshold import Gate, scoring_settings
+from glassrag.gate.threshold import Gate, fitting, scoring_settings
 from glassrag.query import Query
 from glassrag.rerank import chosen
 from glassrag.schema import RANKING_KINDS, StageTrace
@@ -44,11 +44,12 @@ def made(index: Any, config: Any, bm25: Any, every_signal: bool = False, read_to
     reading the model only as far as its decision needs."""
     folder = answerability.model_folder(config.gate.answerability)
     model = answerability.model_digest(folder) if folder else None
-    calibration = index.extra.get("gate") if config.gate.enabled else None
-    wanted = every_signal or (config.gate.enabled and answerability.read_by(index.extra.get("gate")))
-    reads = answerability.Answerability(folder, config.gate.answerability_depth) if folder and wanted else None
     used, _ = chosen(config.rerank.method, index.extra.get("reranker"))
     settings = scoring_settings(config, index.extra.get("reranker"), used, model)
+    own = fitting(index.extra, settings)  # the calibration made for these settings, if kept
+    calibration = own if config.gate.enabled else None
+    wanted = every_signal or (config.gate.enabled and answerability.read_by(own))
+    reads = answerability.Answerability(folder, config.gate.answerability_depth) if folder and wanted else None
     return GateStage(calibration, settings, index, bm25, config.answer.k, reads, model,
                      read_to_decide and not every_signal)
 

@@ -47,6 +47,30 @@ def changed(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
     return out
 
 
+# calibrations kept for other settings beside the index's current one (`extra["gates"]`)
+KEPT = 8
+
+
+def fitting(extra: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any] | None:
+    """The index's calibration made for `settings`: `extra["gate"]` (the last one made) or
+    one kept in `extra["gates"]` for other settings (a hybrid pipeline calibrated beside the
+    default one keeps its own threshold, issue 47); else `extra["gate"]`, which the gate
+    then reports as made for other settings."""
+    current = extra.get("gate")
+    for cal in [current, *(extra.get("gates") or [])]:
+        if cal and not changed(dict(cal.get("settings", {})), settings):
+            return cal
+    return current
+
+
+def kept(extra: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """`extra["gates"]` once `new` becomes the index's calibration: every calibration made
+    for other settings than `new`'s (the previous current one first), the KEPT latest."""
+    others = [cal for cal in [extra.get("gate"), *(extra.get("gates") or [])]
+              if cal and changed(dict(cal.get("settings", {})), dict(new.get("settings", {})))]
+    return others[:KEPT]
+
+
 def offtopic_keep(calibration: Any) -> float:
     """The gate.offtopic_keep a stored calibration was made with (1: no second threshold)."""
     return float((calibration.get("offtopic_gate") or {}).get("keep", 1.0))
@@ -97,6 +121,8 @@ class Gate:
     def _first(cal: dict[str, Any], signals: dict[str, float], bound: str = "") -> tuple[bool, str]:
         name = score_name(cal["score"])
         a = cal["auroc"]
+        if cal.get("held_back"):
+            return False, f"the first threshold is not set: {cal.get('why', '')}"
         if not cal.get("separable") or cal.get("threshold") is None:
             return False, (f"declines nothing: on the train split its best score ({name}, AUROC "
                            f"{a['auroc']:.2f}) could not tell answerable from unanswerable questions: "

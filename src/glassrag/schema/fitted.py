@@ -130,5 +130,8 @@ RECORDS: dict[str, type[Calibration] | type[RerankerModel]] = {"gate": Calibrati
 def read_extra(extra: Mapping[str, Any]) -> dict[str, Any]:
     """An index's `extra` as stored, its calibration and reranker read through their records
     (any version) and given back in the current shape; the rest as it was."""
-    return {key: RECORDS[key].from_dict(value).to_dict() if key in RECORDS and value else value
-            for key, value in extra.items()}
+    out = {key: RECORDS[key].from_dict(value).to_dict() if key in RECORDS and value else value
+           for key, value in extra.items()}
+    if extra.get("gates"):  # calibrations kept for other settings (gate/threshold.py `fitting`)
+        out["gates"] = [Calibration.from_dict(cal).to_dict() for cal in extra["gates"]]
+    return out

@@ -97,6 +97,8 @@ SPECS: dict[str, MetricSpec] = {s.base: s for s in (
     _spec("map", "graded", "average precision"),
     _spec("source_recall", "graded", "share of the answer's documents among the top k's"),
     _spec("answer_intact", "0/1", "some chunk holds a whole answer span (not cut by chunking)"),
+    _spec("rank1_buried", "0/1", "a fused retriever ranked an answer unit first and the fusion put none in the top k",
+          better="lower"),
     # the answer after the gate
     _spec("answer_visible", "0/1", "the shown passages' text holds the answer"),
     _spec("locator_hit", "0/1", "a shown passage is at the labelled locator", test=_AS_GRADED),
