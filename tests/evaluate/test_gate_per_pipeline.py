@@ -1,7 +1,8 @@
 """Issue 47, item 2: a calibration follows the pipeline it was made for (a hybrid keeps its own
 beside the default's: gate/threshold.py `fitting` and `kept`), and a handful of on-topic
-unanswerable train questions does not place the first threshold (evaluate/tune.py
-`hold_back`): the off-topic guard stays, and calibrate says why. On the four-file handbook."""
+unanswerable train questions does not place the first threshold by chance (evaluate/tune.py
+`left_out`): it is fitted against the off-topic questions alone, and calibrate says why. On the
+four-file handbook.""" 
 
 from __future__ import annotations
 
@@ -60,10 +61,11 @@ def test_calibrating_the_same_settings_again_replaces_and_the_list_is_bounded(tw
     assert fitting({}, first["settings"]) is None
 
 
-def offtopic_run(corpus: Path, on_topic: list[Question]):
+def offtopic_run(corpus: Path, on_topic: list[Question], on_topic_min: int = MIN_PER_CLASS):
     """Calibrated with the bundled off-topic questions beside `on_topic` and six found answers;
     the answerability model is left out (lexical signals decide, and the test is quick)."""
-    config = CONFIG.with_overrides(gate={"offtopic": True, "answerability": "none"}, answer={"k": 1})
+    config = CONFIG.with_overrides(gate={"offtopic": True, "answerability": "none", "on_topic_min": on_topic_min},
+                                   answer={"k": 1})
     found = [
         Question("s1", "What does E-4107 mean?", True, split="train", answers=(Span("manual", "§ 2.1 Sensor errors"),)),
         Question("s2", "tilt sensor lost calibration", True, split="train",
@@ -84,25 +86,36 @@ ON_TOPIC = [Question(f"u{i}", text, False, split="train", kind="unanswerable") f
     "Lisbon hotel booking portal", "firmware download link for the fleet server", "mileage rate for electric bikes"])]
 
 
-def test_a_handful_of_on_topic_questions_does_not_place_the_first_threshold(corpus: Path):
+def test_a_handful_of_on_topic_questions_is_left_out_of_the_first_threshold(corpus: Path):
     gate = offtopic_run(corpus, ON_TOPIC[:2])
-    assert gate["questions"]["offtopic"] > 0 and gate["unanswerable_by_topic"]["on-topic"]["questions"] == 2
-    assert gate["held_back"] is True and gate["threshold"] is None and gate["separable"] is False
-    assert f"only 2 unanswerable train question(s) on hand.jsonl's own topic, fewer than the {MIN_PER_CLASS}" in gate["why"]
-    warning = next(w for w in gate["warnings"] if w.startswith("the first threshold is not set"))
+    q = gate["questions"]
+    assert q["offtopic"] > 0 and gate["unanswerable_by_topic"]["on-topic"]["questions"] == 2
+    # fitted on found answers against the off-topic ones only, unweighted
+    assert gate["n_unanswerable"] == q["offtopic"] - q["no_match_offtopic"] and gate["weighted"] is False
+    assert gate["on_topic_left_out"] == 2 and gate["threshold"] is not None and gate["separable"] is True
+    assert gate["on_topic_why"] == (f"only 2 unanswerable train question(s) on hand.jsonl's own topic, fewer than the "
+                                    f"{MIN_PER_CLASS} a threshold needs to be fitted on them (gate.on_topic_min)")
+    warning = next(w for w in gate["warnings"] if w.startswith("the first threshold was fitted against the off-topic"))
     assert f"Add at least {MIN_PER_CLASS - 2} more questions" in warning
-    off = gate["offtopic_gate"]
-    assert off["threshold"] is not None and "the off-topic threshold (gate.offtopic_keep = 0.98)" in warning
-    # the gate still declines what the off-topic threshold declines, and says the first is not set
-    low = {name: 0.0 for name in off["score"]["names"]}
+    # the gate still declines what matches nothing of the question
+    low = {name: 0.0 for name in gate["score"]["names"]} if gate["score"]["kind"] == "combined" else {
+        gate["score"]["name"]: -1e9}
     assert declines(gate, low)
-    from glassrag.gate.threshold import Gate
-
-    declined, why = Gate._first(gate, low)
-    assert declined is False and why.startswith("the first threshold is not set: only 2")
 
 
 def test_enough_on_topic_questions_place_it(corpus: Path):
     gate = offtopic_run(corpus, ON_TOPIC[:MIN_PER_CLASS])
-    assert not gate.get("held_back") and gate["unanswerable_by_topic"]["on-topic"]["questions"] == MIN_PER_CLASS
-    assert not any(w.startswith("the first threshold is not set") for w in gate["warnings"])
+    assert "on_topic_left_out" not in gate and gate["unanswerable_by_topic"]["on-topic"]["questions"] == MIN_PER_CLASS
+    assert gate["weighted"] is True and gate["n_unanswerable"] > gate["questions"]["offtopic"] - gate["questions"][
+        "no_match_offtopic"]
+    assert not any(w.startswith("the first threshold was fitted against") for w in gate["warnings"])
+    assert gate["on_topic_min"] == MIN_PER_CLASS == Config().gate.on_topic_min
+
+
+def test_gate_on_topic_min_0_always_places_it_and_a_change_is_a_mismatch(corpus: Path):
+    gate = offtopic_run(corpus, ON_TOPIC[:2], on_topic_min=0)
+    assert "on_topic_left_out" not in gate and gate["on_topic_min"] == 0 and gate["weighted"] is True
+    index, _ = build_index([corpus], CONFIG)
+    made = replace(index, extra={**index.extra, "gate": gate})
+    config = CONFIG.with_overrides(gate={"offtopic": True, "answerability": "none"}, answer={"k": 1})
+    assert "gate.on_topic_min was 0, now 5" in mismatch(made, config)

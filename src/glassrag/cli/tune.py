@@ -212,10 +212,6 @@ def print_calibration(gate: dict[str, Any]) -> None:
     if gate.get("score_mode") == "combined" and gate.get("how") != "combined":
         out.print(f"gate.score = combined fell back to {gate['how']}", markup=False)
     a = gate["auroc"]
-    if gate.get("held_back"):
-        out.print(f"gate: the first threshold is not set: {gate['why']}", markup=False)
-        print_offtopic_gate(gate.get("offtopic_gate"))
-        return
     if not gate["separable"]:
         out.print(f"gate: its best score ({chosen}, AUROC {a['auroc']:.2f} [{a['low']:.2f}, {a['high']:.2f}]) "
                   f"cannot tell answerable from unanswerable questions on this corpus ({gate['why']}), "
@@ -225,6 +221,9 @@ def print_calibration(gate: dict[str, Any]) -> None:
     rule = f"rule cost (c = {gate['cost']:g})" if gate["rule"] == "cost" else f"rule {gate['rule']}"
     topics = gate.get("unanswerable_by_topic", {})
     each = "; ".join(f"{t} {row['declined']:.1%}" for t, row in topics.items())
+    if gate.get("on_topic_why"):
+        out.print(f"gate: the first threshold is fitted against the off-topic questions only: {gate['on_topic_why']}",
+                  markup=False)
     out.print(f"gate on {chosen}, {rule}: threshold {gate['threshold']:.4g} keeps "
               f"{c['answerable_kept']:.1%} of the found answers and declines "
               f"{c['unanswerable_declined']:.1%} of unanswerable train questions"

@@ -253,6 +253,12 @@ class GateSettings:
                                    "pooled over six corpora (p 0.002, +10/-0; SciFact with abstention 0.926 "
                                    "-> 0.966), worse on no corpus and in no other figure",
                                    low=0.5, high=1.0)
+    on_topic_min: int = setting(5, "calibrate fits the first threshold on the golden set's on-topic unanswerable "
+                                "train questions only when it has at least this many; with fewer, against the "
+                                "off-topic ones alone (0: always on both)",
+                                "bench/small_golden.py: fitted on 2 such questions, the first threshold declined "
+                                "found test answers; 5 is the fewest of a class any AUROC interval needs "
+                                "(gate/calibrate.py MIN_PER_CLASS)", low=0)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ def mismatch(index: Index, config: Config) -> list[str]:
         out.append(f"gate.cost was {cal.cost}, now {config.gate.cost}")
     if cal.score_mode != config.gate.score:
         out.append(f"gate.score was {cal.score_mode!r}, now {config.gate.score!r}")
+    made_with = cal.fit.get("on_topic_min")  # not recorded before gate.on_topic_min existed
+    if made_with is not None and made_with != config.gate.on_topic_min:
+        out.append(f"gate.on_topic_min was {made_with}, now {config.gate.on_topic_min}")
     if offtopic_keep(cal.fit) != config.gate.offtopic_keep:
         out.append(f"gate.offtopic_keep was {offtopic_keep(cal.fit)}, now {config.gate.offtopic_keep}")
     asked = (cal.fit.get("questions") or {}).get("offtopic")  # bundled off-topic questions it was made with

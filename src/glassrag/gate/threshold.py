@@ -121,8 +121,6 @@ class Gate:
     def _first(cal: dict[str, Any], signals: dict[str, float], bound: str = "") -> tuple[bool, str]:
         name = score_name(cal["score"])
         a = cal["auroc"]
-        if cal.get("held_back"):
-            return False, f"the first threshold is not set: {cal.get('why', '')}"
         if not cal.get("separable") or cal.get("threshold") is None:
             return False, (f"declines nothing: on the train split its best score ({name}, AUROC "
                            f"{a['auroc']:.2f}) could not tell answerable from unanswerable questions: "
