@@ -178,6 +178,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_ingest_and_ask_with_minilm_where_torch_cannot_be_imported(corpus: Path, tmp_path: Path):
     index = tmp_path / "index"
 

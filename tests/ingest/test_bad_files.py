@@ -73,6 +73,7 @@ def test_missing_package_names_the_extra(monkeypatch):
     assert err.value.hint == "pip install 'glassrag[docs]'"
 
 
+@pytest.mark.slow
 def test_glassrag_imports_without_the_docs_packages():
     blocked = ("import sys\n"
                "for m in ('pypdfium2', 'pptx', 'openpyxl', 'docx'): sys.modules[m] = None\n")
@@ -156,6 +157,7 @@ def test_each_bad_file_is_reported_and_the_others_are_ingested(messy: Path):
     assert "Artikel: BP-40\nPreis: 189" in price.text
 
 
+@pytest.mark.slow
 def test_cli_exit_code_is_5_when_some_files_failed(messy: Path, tmp_path: Path):
     run = subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(messy),
                           "--index", str(tmp_path / "idx")],

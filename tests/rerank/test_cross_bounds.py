@@ -151,6 +151,7 @@ def test_a_record_without_bounds_or_with_nonsense_gives_none(tmp_path: Path):
         assert ce.bounds is None
 
 
+@pytest.mark.slow
 def test_a_folder_made_before_bounds_were_recorded_gets_them(tmp_path: Path):
     import subprocess
     import sys

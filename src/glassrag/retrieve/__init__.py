@@ -97,7 +97,8 @@ def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retri
     """Retriever `name` over `index` with `config`'s settings; UnknownNameError lists the
     names this index has."""
     if name in RETRIEVERS:
-        return RETRIEVERS[name].make(index, config, bm25)
+        made: Retriever = RETRIEVERS[name].make(index, config, bm25)
+        return made
     if name in index.embeddings:
         return NeuralRetriever(index, config, name)
     raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings])
