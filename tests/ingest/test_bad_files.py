@@ -83,6 +83,7 @@ def test_glassrag_imports_without_the_docs_packages():
     assert run.stdout.strip() == "ok"
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_xlsx_with_100000_rows_is_streamed(monkeypatch):
     """Read-only mode (rows streamed, not a cell object each) is what bounds the memory."""
     import openpyxl

@@ -30,6 +30,7 @@ def test_the_bundled_models_recorded_bounds_are_its_graphs():
     assert -10 < low < 0 < high < 10  # a range the gate can use: wider than the logits seen, not unbounded
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_no_pair_real_or_hostile_leaves_the_bundled_models_bounds():
     ce = OnnxCrossEncoder(bundled_folder(), "int8")
     low, high = ce.bounds
