@@ -45,9 +45,9 @@ def train_reranker(index: Index, config: Config, questions: Sequence[Question], 
                    progress: Progress | None = None, cache: StageCache | None = None) -> dict[str, Any]:
     """Rows: each train question's top `pool` candidates from the stages before the reranker
     (reranker, MMR, cap and gate switched off), read from the list the reranker receives
-    (`Pipeline.input_of("rerank")`: after versions, the filter and window scoring), labelled by the relevance judge. The model
-    carries `cv`, the cross-validated comparison with no reranker (rerank/learned_cv.py)
-    that `rerank.method = auto` decides by."""
+    (`Pipeline.input_of("rerank")`: after versions, the filter and window scoring), labelled
+    by the relevance judge. The model carries `cv`, the cross-validated comparison with no
+    reranker (rerank/learned_cv.py) that `rerank.method = auto` decides by."""
     x, y, n, groups = grouped_reranker_rows(index, config, questions, source, progress, cache)
     model = reranker_model(x, y, n, config, source)
     return RerankerModel.from_dict({**model, "cv": cross_validate(x, y, groups, model["l2"])}).to_dict()

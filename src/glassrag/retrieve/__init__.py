@@ -51,8 +51,9 @@ def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
 
 def offered(index: Index, config: Config | None = None) -> tuple[str, ...]:
     """The retrievers `index` can run with `config` (its own settings when None), each entry
-    asked (`runs`: available on the index, nothing it needs missing), in the table's order, then one per embedder: what the web's settings
-    form offers (with the generator the server was started with)."""
+    asked (`runs`: available on the index, nothing it needs missing), in the table's order,
+    then one per embedder: what the web's settings form offers (with the generator the
+    server was started with)."""
     return (*(n for n, e in RETRIEVERS.items() if e.runs(index, config)), *index.embeddings)
 
 
@@ -72,9 +73,10 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None:
-    """ConfigError unless retrieve.retrievers names at least one retriever, each once (so is
-    retrieve.observe), and every fused or observed name is one this index has (`names`, from `available`): checked when an index is
-    built, so settings that would break every later ask are never stored (issue 28.10)."""
+    """ConfigError unless retrieve.retrievers names at least one retriever, each once (so does
+    retrieve.observe), and every fused or observed name is one this index has (`names`, from
+    `available`): checked when an index is built, so settings that would break every later
+    ask are never stored (issue 28.10)."""
     r = config.retrieve
     for field, listed in (("retrieve.retrievers", r.retrievers), ("retrieve.observe", r.observe)):
         twice = [n for n in dict.fromkeys(listed) if listed.count(n) > 1]
