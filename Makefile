@@ -46,6 +46,19 @@ demo: $(BASE)
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
 
+# the fast tier: every test but those marked slow (they start another process: the command line,
+# pytest, PostgreSQL, a web server, a browser; pyproject.toml); docs/testing.md has each tier's time
+.PHONY: check
+check: $(FULL)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not slow"
+
+# mypy --strict on the stage contract, the pipeline and the retrievers' table (the modules they
+# import are read for their types, not checked); docs/testing.md counts mypy's errors elsewhere
+TYPED := src/glassrag/stage.py src/glassrag/pipeline src/glassrag/retrieve/__init__.py src/glassrag/schema/answer.py
+.PHONY: typecheck
+typecheck: $(FULL)
+	$(BIN)/python -m mypy --strict --follow-imports=silent $(TYPED)
+
 # the tests save their screenshots in a temporary folder; this refreshes docs/screenshots/
 screenshots: $(FULL)
 	GLASSRAG_SCREENSHOTS=$(CURDIR)/docs/screenshots HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \

@@ -49,6 +49,24 @@ allowance for meals.</p><table><tr><th>City</th><th>Rate</th></tr>
 }
 
 
+# fixtures that start something outside the test process (a real PostgreSQL server,
+# tests/store/conftest.py; a real web server on a socket; a headless browser) or build the demo
+# end to end: `demo_index` (tests/web/conftest.py builds it, trains the reranker, calibrates the
+# gate and writes runs and a sweep, about 4 minutes on 2 loaded cores; tests/test_demo_corpus.py
+# builds it), `demo` (the module fixtures of the workbench, sweep, reading-to-decide and local
+# generator tests), `demo_index_for_log` and `measured_log` (an experiment measured on it). A
+# test that uses one, directly or through another fixture, is marked slow, as are the tests
+# that start glassrag's command line (tests/cli_helper.py): `make check` leaves them out
+SLOW_FIXTURES = frozenset({"pg_server", "live", "live_log", "browser", "demo_index", "demo", "demo_index_for_log",
+                           "measured_log"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def glassrag_cache(tmp_path_factory) -> Path:
     """ONNX graphs built from model weights (glassrag/dense/onnx_embed.py) go to a temporary

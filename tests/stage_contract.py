@@ -105,7 +105,8 @@ def ran(stage: Any, query: Query, inputs: dict[str, StageOutput]) -> StageOutput
 def check_entry(index: Any, kind: str, name: str, entry: Entry, question: str) -> None:
     """The contract of one entry on `index`:
 
-    - `available(index)` is a bool, and the truth: where it says no, making the stage fails
+    - `runs(index)` (`available(index)`, and nothing it `needs` missing) is a bool, and the
+      truth: where it says no, making the stage fails
       with a ConfigError that says what to do; where yes, it is made;
     - `params()` is JSON-safe: it survives a round trip through JSON unchanged;
     - `run` returns a StageOutput of Hits ranked 1, 2, … by the stage itself (the gate passes
@@ -122,7 +123,7 @@ def check_entry(index: Any, kind: str, name: str, entry: Entry, question: str) -
         with pytest.raises(ConfigError, match="rerank-train"):
             made(index, kind, name, entry)
         index.extra["reranker"] = FLAT_MODEL  # trained, as far as the contract cares
-    available = entry.available(index)
+    available = entry.runs(index)
     assert isinstance(available, bool)
     if not available:
         with pytest.raises(ConfigError) as refused:

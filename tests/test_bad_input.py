@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+from tests.cli_helper import glassrag
 
 
 def no_traceback(r: subprocess.CompletedProcess) -> None:
     assert "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-3", "1e400"])
 def test_max_mb_must_be_a_finite_positive_number(corpus: Path, tmp_path: Path, value: str):
     r = glassrag("ingest", corpus, "--index", tmp_path / "idx", f"--max-mb={value}")
@@ -31,6 +28,7 @@ def test_max_mb_must_be_a_finite_positive_number(corpus: Path, tmp_path: Path, v
     assert not (tmp_path / "idx").exists()
 
 
+@pytest.mark.slow
 def test_lsa_dim_below_one_is_a_setting_error(corpus: Path, tmp_path: Path):
     """`[lsa] dim = -1` raised IndexError inside the SVD."""
     config = tmp_path / "c.toml"
@@ -66,6 +64,7 @@ def golden_file(tmp_path: Path, *lines: str | bytes) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line, reason", [
     ('{"id": ' + "7" * 5000 + ', "question": "x", "answerable": false}', "not usable JSON: Exceeds the limit"),
     ("[" * 100_000 + "]" * 100_000, "not usable JSON: nested too deeply"),
@@ -81,6 +80,7 @@ def test_a_bad_golden_line_is_a_golden_error(tmp_path: Path, line: str, reason: 
     no_traceback(r)
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_stops_eval_before_it_runs(built: Path, tmp_path: Path):
     """It passed `golden check` and then crashed `eval --save` while printing, losing the run."""
     golden = golden_file(tmp_path, json.dumps(GOOD),
@@ -90,6 +90,7 @@ def test_a_lone_surrogate_stops_eval_before_it_runs(built: Path, tmp_path: Path)
     no_traceback(r)
 
 
+@pytest.mark.slow
 def test_a_byte_order_mark_is_accepted(built: Path, tmp_path: Path):
     golden = golden_file(tmp_path, b"\xef\xbb\xbf" + json.dumps(GOOD).encode())
     r = glassrag("golden", "check", golden, "--index", built)
@@ -97,6 +98,7 @@ def test_a_byte_order_mark_is_accepted(built: Path, tmp_path: Path):
     assert "1 questions, all valid" in r.stdout
 
 
+@pytest.mark.slow
 def test_control_characters_are_escaped_when_printed(tmp_path: Path):
     golden = golden_file(tmp_path, json.dumps(dict(GOOD, id="q\x1b[31mred")),
                          json.dumps(dict(GOOD, id="q\x1b[31mred", question="again")))
@@ -107,6 +109,7 @@ def test_control_characters_are_escaped_when_printed(tmp_path: Path):
     assert "id 'q\\x1b[31mred' already used on line 1" in r.stderr
 
 
+@pytest.mark.slow
 def test_every_problem_is_reported_at_once(built: Path, tmp_path: Path):
     """The shape of every line and, with --index, every label: one report, not one pass each."""
     golden = golden_file(
@@ -126,6 +129,7 @@ def test_every_problem_is_reported_at_once(built: Path, tmp_path: Path):
     assert r.returncode == 4 and "5 problem(s)" in r.stderr
 
 
+@pytest.mark.slow
 def test_golden_check_and_eval_on_a_folder(built: Path, tmp_path: Path):
     folder = tmp_path / "notbeir"
     folder.mkdir()
@@ -144,6 +148,7 @@ def test_golden_check_and_eval_on_a_folder(built: Path, tmp_path: Path):
 
 # settings and index files -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_config_that_is_a_folder_or_not_utf8(built: Path, tmp_path: Path):
     r = glassrag("ask", "quiet hours", "--index", built, "--config", tmp_path)
     assert r.returncode == 2 and "cannot be read as a configuration file" in r.stderr
@@ -155,6 +160,7 @@ def test_a_config_that_is_a_folder_or_not_utf8(built: Path, tmp_path: Path):
     no_traceback(r)
 
 
+@pytest.mark.slow
 def test_an_index_line_of_the_wrong_shape_is_index_damage(built: Path, tmp_path: Path):
     import shutil
 

@@ -6,10 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
-def glassrag(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+from tests.cli_helper import glassrag
+
+# every test here starts glassrag as a separate process (tests/cli_helper.py)
+pytestmark = pytest.mark.slow
 
 
 def test_ingest_then_ask(corpus: Path, tmp_path: Path):

@@ -5,8 +5,6 @@ overrides only what it names (issue 13, item 5)."""
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,11 +13,7 @@ from hypothesis import strategies as st
 
 from glassrag.config import SETTINGS, Config, layered, load_config, toml_text
 from glassrag.errors import ConfigError
-
-
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+from tests.cli_helper import glassrag
 
 
 def test_every_setting_has_a_doc_and_a_source():
@@ -108,6 +102,7 @@ def test_the_message_of_the_issue():
     assert info.value.problem == "bm25.k1 = -1 in my.toml: must be a number from 0 to 100"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag,value", [("--k", "-2"), ("--k", "0"), ("--k", "51"), ("--k", "two")])
 def test_ask_refuses_a_bad_k_before_anything_runs(flag, value, tmp_path: Path):
     """`ask --k -2` returned 9 passages and `--k 0` meant 5."""
@@ -117,6 +112,7 @@ def test_ask_refuses_a_bad_k_before_anything_runs(flag, value, tmp_path: Path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,expected", [
     (["--size", "0"], "argument --size: '0': chunk.size must be an integer ≥ 1"),
     (["--overlap", "-1"], "argument --overlap: '-1': chunk.overlap must be an integer ≥ 0"),
@@ -128,6 +124,7 @@ def test_ingest_flags_are_checked_by_the_same_definitions(corpus: Path, tmp_path
     assert not (tmp_path / "idx").exists()
 
 
+@pytest.mark.slow
 def test_calibrate_flags_are_checked(tmp_path: Path):
     r = glassrag("calibrate", "--index", tmp_path, "--golden", tmp_path / "g.jsonl", "--cost", "-1")
     assert r.returncode == 2 and "gate.cost must be a number > 0" in r.stderr, r.stderr
@@ -135,6 +132,7 @@ def test_calibrate_flags_are_checked(tmp_path: Path):
     assert r.returncode == 2 and "gate.rule must be one of: cost, balanced, keep95" in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_flag_help_comes_from_the_definition():
     r = glassrag("ingest", "--help")
     text = " ".join(r.stdout.split())
@@ -195,6 +193,7 @@ def test_an_index_stores_what_was_set_and_what_needs_a_reingest():
     assert set(stored["lsa"]) == {"dim", "power_iterations", "seed", "fit_sample"}
 
 
+@pytest.mark.slow
 def test_an_index_built_with_an_embedder_keeps_fusion_under_a_config_file(corpus: Path, tmp_path: Path):
     """A --config file that sets only [answer] k = 3 dropped the neural retriever and the
     fusion of an index built with --embedder; the same path is taken by any fused setting

@@ -3,13 +3,16 @@ a user runs them (a subprocess, in a temporary folder that plays the checkout)."
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from glassrag.schema import Run
 from glassrag.store import open_store
+from tests.cli_helper import glassrag
+
+# every test here starts glassrag as a separate process (tests/cli_helper.py)
+pytestmark = pytest.mark.slow
 
 DOCS = {
     "green-tea.md": """# Green tea
@@ -86,11 +89,6 @@ GOLDEN = [
     {"id": "t12", "question": "What is the boiling point of mercury?", "split": "test",
      "kind": "off-topic", "answerable": False},
 ]
-
-
-def glassrag(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
 def prepared(root: Path, name: str, golden: list[dict] = GOLDEN) -> Path:

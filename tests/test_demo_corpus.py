@@ -75,6 +75,7 @@ def test_each_piece_of_content_is_ingested_once():
         assert not (demo_docs() / f"{doc_id}.md").exists()
 
 
+@pytest.mark.slow
 def test_the_build_script_is_deterministic_and_the_committed_files_are_current(tmp_path):
     """Byte equality holds for one set of package versions; the committed files are compared
     by what the loaders extract, which does not depend on the writer's version."""

@@ -137,3 +137,42 @@ def test_a_shared_stage_cache_never_gives_one_configuration_the_fusion_of_anothe
     alone = Pipeline(index, fused).run(question).stage("fuse").hits
     assert [(h.chunk_id, h.score) for h in shared] == [(h.chunk_id, h.score) for h in alone]
     assert [h.score for h in shared] != [h.score for h in before]
+
+
+@pytest.mark.parametrize("field, retrieve, twice", [
+    ("retrieve.retrievers", {"retrievers": ["bm25", "lsa", "bm25"], "observe": []}, "bm25"),
+    ("retrieve.observe", {"retrievers": ["bm25"], "observe": ["lsa", "lsa"]}, "lsa")])
+def test_a_retriever_named_twice_is_an_error_that_names_it(index, field, retrieve, twice):
+    """["bm25", "bm25"] was accepted, traced twice and "fused" from one list (issue 50.5)."""
+    with pytest.raises(ConfigError) as info:
+        Pipeline(index, index.config.with_overrides(retrieve=retrieve))
+    assert info.value.problem == (f"retriever(s) {twice!r} listed more than once in {field} "
+                                  "(the settings of this question)")
+    assert info.value.hint.startswith(f"name each retriever once, e.g. {field} = [")
+
+
+def test_input_of_names_the_list_a_stage_reads_whether_or_not_it_runs(index):
+    """Issue 50.1: what the reranker reads is declared by the pipeline, so its training rows
+    (evaluate/tune.py) and the lab read the list it receives, with the reranker off."""
+    from dataclasses import replace
+
+    from tests.stage_contract import FLAT_MODEL
+
+    trained = replace(index, extra={**index.extra, "reranker": FLAT_MODEL})
+    both = {"retrievers": ["bm25", "lsa"], "observe": []}
+    for settings, received in (({}, "fuse"), ({"window": {"size": 1}}, "window"),
+                               ({"filter": {"matter": True}, "window": {"size": 0}}, "matter"),
+                               ({"filter": {"matter": True}, "window": {"size": 1}}, "window")):
+        config = index.config.with_overrides(retrieve=both, **settings)
+        reranked = Pipeline(trained, config.with_overrides(rerank={"method": "learned"}))
+        assert reranked.input_of("rerank") == received
+        assert reranked.run("tilt sensor calibration").stage("rerank").inputs == (received,)
+        off = Pipeline(trained, config.with_overrides(rerank={"method": "none"}, mmr={"relevance": None}))
+        assert off.input_of("rerank") == off.input_of("mmr") == received
+    alone = Pipeline(index, index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": []},
+                                                        rerank={"method": "none"}, mmr={"relevance": None},
+                                                        cap={"per_document": 0}, window={"size": 0}))
+    assert [alone.input_of(k) for k in ("rerank", "cap", "gate", "budget", "read", "generate")] == \
+        ["bm25", "bm25", "bm25", "bm25", "budget", "budget"]
+    with pytest.raises(ValueError, match="does not read one list"):
+        alone.input_of("fuse")

@@ -35,6 +35,7 @@ def modules_after(*argv: str) -> set[str]:
     return set(json.loads(r.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.slow
 def test_building_the_parser_imports_no_library_beyond_the_standard_one():
     loaded = modules_after()
     assert not loaded & {*HEAVY, "numpy", "scipy", "glassrag.generate", "glassrag.store", "glassrag.gate"}, \
@@ -54,11 +55,13 @@ def test_the_list_of_commands_is_the_parsers():
     assert sorted(sub.choices) == sorted(COMMANDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_commands_help_imports_nothing_heavy(command: str):
     assert not modules_after(command, "--help") & set(HEAVY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_no_commands_help_imports_numpy(command: str):
     # `ask --help` imported numpy (0.2 CPU s) through --labels' choices: glassrag.generate's
@@ -78,6 +81,7 @@ def test_help_lists_the_choices_it_imports_lazily(capsys):
         assert expected in " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.slow
 def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
     folder = tmp_path / "index"
     EmbeddedStore(folder).write(index)
@@ -91,6 +95,7 @@ def test_answering_a_question_imports_nothing_heavy(index, tmp_path):
     assert not loaded & unneeded, sorted(loaded & unneeded)
 
 
+@pytest.mark.slow
 def test_a_commands_process_starts_openblas_on_one_thread(monkeypatch):
     """Every BLAS call glassrag makes runs on one thread; OpenBLAS's own pool, started when numpy
     loads, is not started wider (a user's own setting stands)."""
@@ -103,6 +108,7 @@ def test_a_commands_process_starts_openblas_on_one_thread(monkeypatch):
     assert r.stdout.strip().splitlines()[-1] == "3"
 
 
+@pytest.mark.slow
 def test_an_ask_runs_blas_on_one_thread_without_asking_threadpoolctl(index, tmp_path, monkeypatch):
     """The command started every BLAS on one thread (`threads.before_numpy`), so `configure` leaves
     threadpoolctl unimported (its scan of the libraries was 9.5 ms an ask); a user's wider

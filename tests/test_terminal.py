@@ -93,6 +93,7 @@ def test_a_terminal_is_as_wide_as_it_says(tty, monkeypatch):
         assert terminal.width(devnull) == terminal.PIPE_WIDTH
 
 
+@pytest.mark.slow
 def test_ask_on_a_terminal_styles_its_answer_and_sends_no_escape_of_a_document(tmp_path: Path):
     """The whole command with its output on a pty: bold and the route's header, and a document's
     ESC shown as the text \\x1b (issue 28.12), never sent."""

@@ -148,7 +148,14 @@ class Entry:
                     they switch it off (MMR without a λ, a cap of 0)
     describe_score  (stage name, its params) -> (glossary term, what the score of the hits it
                     passes on is), read from a trace alone, for the UI
-    available       index -> whether it can run on this index (the web offers only those)
+    available       index -> whether it can run on this index
+    needs           config -> what the stage needs that these settings (and this install) lack, ''
+                    when nothing: the generated-words retrievers need a generator that can run (the
+                    bundled one installed, or an endpoint the user named); None for the rest.
+                    Where `runs` says no, `make` raises a ConfigError that says what to do; the
+                    web offers only the stages that run
+    term            the glossary term that explains the stage (the ask page's link per stage, the
+                    front page's per family); '' when the term of its score says it (`glossary`)
     build           (name, index, building) -> the index with the stage's own part added, for a
                     stage that reads more than the term counts every index has (LSA's fitted
                     model, an embedder's vectors): the indexer calls it for each retriever an
@@ -160,6 +167,18 @@ class Entry:
     describe_score: Callable[[str, Mapping[str, Any]], tuple[str, str]] = own_score
     available: Callable[[Any], bool] = everywhere
     build: Callable[..., Any] | None = None
+    term: str = ""
+    needs: Callable[[Any], str] | None = None
+
+    def runs(self, index: Any, config: Any = None) -> bool:
+        """Whether the stage can run on `index` with `config` (the index's own when None): the
+        index has what it reads (`available`) and nothing it `needs` is missing."""
+        return self.available(index) and not (self.needs and self.needs(config or index.config))
+
+    def glossary(self, name: str, params: Mapping[str, Any]) -> str:
+        """The glossary term of stage `name` with `params` made by this entry: its declared
+        `term`, else its score's (`describe_score`), else ''."""
+        return self.term or self.describe_score(name, params)[0]
 
 
 def keeps_scores(what: str) -> Callable[[str, Mapping[str, Any]], tuple[str, str]]:

@@ -48,6 +48,7 @@ def onnx_minilm():
     return e
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_fp32_vectors_equal_sentence_transformers(onnx_minilm):
     pytest.importorskip("torch")
     st = pytest.importorskip("sentence_transformers")
@@ -64,6 +65,7 @@ def test_fp32_vectors_equal_sentence_transformers(onnx_minilm):
     assert float(onnx_minilm.embed_query(question) @ q_ref) >= 1 - 1e-4
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_the_torch_backend_stays_for_what_only_torch_loads(onnx_minilm):
     pytest.importorskip("torch")
     pytest.importorskip("sentence_transformers")
@@ -92,6 +94,7 @@ def test_vectors_are_unit_length_and_know_paraphrases(onnx_minilm):
     assert float(alone @ v[2]) >= 1 - 1e-6
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_runs_side_by_side_give_the_vectors_of_one_thread(onnx_minilm):
     from glassrag.dense import onnx_embed
 
@@ -104,6 +107,7 @@ def test_runs_side_by_side_give_the_vectors_of_one_thread(onnx_minilm):
     assert model.encode([], 32, 2).shape == (0, 384)
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_int8_is_a_smaller_graph_close_to_fp32(onnx_minilm):
     from glassrag.dense.neural import SentenceEmbedder
 
@@ -178,6 +182,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_ingest_and_ask_with_minilm_where_torch_cannot_be_imported(corpus: Path, tmp_path: Path):
     index = tmp_path / "index"
 

@@ -139,6 +139,7 @@ def _cli(*args: object) -> "subprocess.CompletedProcess[str]":
                           text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_eval_with_other_settings_calibrates_them_or_says_the_gate_was_off(corpus: Path, tmp_path: Path):
     idx, golden = tmp_path / "idx", tmp_path / "golden.jsonl"
     rows = [{"id": q.id, "question": q.question, "split": q.split, "answerable": q.answerable,

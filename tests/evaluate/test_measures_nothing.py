@@ -4,16 +4,16 @@ the index lacks, a BEIR folder without qrels, a split without questions."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
+from tests.cli_helper import glassrag
+
+# every test here starts glassrag as a separate process (tests/cli_helper.py)
+pytestmark = pytest.mark.slow
+
 GOLDEN_INVALID = 4
-
-
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
 
 
 def beir(folder: Path, qrels: str | None, docs: tuple[str, ...] = ("d1", "d2")) -> Path:

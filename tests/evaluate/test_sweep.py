@@ -134,6 +134,7 @@ def test_a_tie_goes_to_the_configuration_nearest_the_starting_settings_whatever_
 
 # the stage cache ---------------------------------------------------------------------------
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_a_k1_change_reruns_bm25_but_not_lsa_and_a_gate_change_reruns_nothing_before_it(demo, monkeypatch):
     index = EmbeddedStore(demo).read()
     question = load_golden(demo_golden(), "train", index.documents)[0].question
@@ -157,6 +158,7 @@ def test_a_k1_change_reruns_bm25_but_not_lsa_and_a_gate_change_reruns_nothing_be
     assert no_gate.stage("versions").hits == first.stage("versions").hits
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_cached_sweep_figures_equal_uncached_evaluations(demo, tmp_path):
     """Several grid points, one of them a re-ingest setting and one a gate setting: the cached
     sweep's run of each equals the uncached one, and the starting point equals plain eval."""
@@ -180,6 +182,7 @@ def test_cached_sweep_figures_equal_uncached_evaluations(demo, tmp_path):
     assert len(built) == 1 and Path(built[0].path).parent == demo / "sweeps" / "indexes"
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_a_sweep_folder_holds_a_run_per_configuration_the_choice_and_test_once(demo, tmp_path):
     grid = from_flags(["bm25.k1=0.9,1.5", "bm25.b=0.4,0.75"])
     sweep = run_sweep(demo, demo_golden(), grid, name="k1b", measure_uncached=True)
@@ -203,6 +206,7 @@ def test_a_sweep_folder_holds_a_run_per_configuration_the_choice_and_test_once(d
     assert not list(tmp_path.glob(".k1b*"))  # no temporary folder left
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_a_choice_made_on_test_questions_gets_no_test_run_and_an_empty_split_is_an_error(demo, tmp_path):
     sweep = run_sweep(demo, demo_golden(), from_flags(["bm25.k1=1.5"]), split="test", calibrate=False)
     assert sweep.test is None and sweep.to_dict()["test"] is None
@@ -213,6 +217,7 @@ def test_a_choice_made_on_test_questions_gets_no_test_run_and_an_empty_split_is_
         run_sweep(demo, empty, from_flags(["bm25.k1=1.5"]))
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_glassrag_sweep_prints_the_table_the_choice_and_test_once(demo, tmp_path, capsys):
     out = tmp_path / "gate-cost"
     code = main(["sweep", "--index", str(demo), "--golden", str(demo_golden()), "--set", "gate.cost=2.5,5",

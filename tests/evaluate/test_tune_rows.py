@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from glassrag.config import Config
-from glassrag.errors import ConfigError
+from glassrag.errors import ConfigError, QueryError
 from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.relevance import Judge
 from glassrag.evaluate.remember import RememberingJudge
@@ -30,14 +30,15 @@ from glassrag.evaluate.tune import (_calibrate_reader, calibrate_index, gate_row
 from glassrag.gate.calibrate import calibrate
 from glassrag.indexer import build_index
 from glassrag.pipeline import Pipeline
-from glassrag.rerank.features import FEATURES
+from glassrag.query import Query
+from glassrag.rerank.features import FEATURES, FeatureMaker
 from glassrag.rerank.learned import train
 from glassrag.rerank.learned_cv import cross_validate
 from glassrag.schema.fitted import CALIBRATION_VERSION, RERANKER_VERSION
 from glassrag.stage_cache import StageCache
 from glassrag.store.base import Index
 
-from tests.conftest import write_corpus
+from tests.conftest import HANDBOOK, write_corpus
 
 SENSOR = "§ 2.1 Sensor errors"
 
@@ -236,6 +237,41 @@ def test_a_superseded_document_s_rows_come_after_the_current_one_s(tmp_path):
     # "versions" demotes the old policy below the current one: rows new, old labelled 1, 0
     x, y, n = reranker_rows(index, LEARNED, [question, Q("old", question.question, Span("old"))], "hand.jsonl")
     assert y.tolist() == [1, 0, 0, 1]
+
+
+def test_the_rows_are_read_from_the_list_the_reranker_receives(tmp_path):
+    """Issue 50.1: the rows were read from the last retrieve, fuse or versions stage, skipping
+    the matter filter and window scoring that run just before the reranker, so it learned from
+    chunks it never receives. With a pool of 3 here, window scoring (size 1) lifts the manual's
+    chunk 3 into "scanner errors"'s top 3 (its neighbours 2 and 4 are in the list), and the
+    filter drops the notes' References from "What does E-4107 mean?"'s. The lab's exhibit of the
+    reranker (lab/rerank.py) reads the same list."""
+    from glassrag.lab.base import LabBench
+    from glassrag.lab.rerank import inputs
+
+    refs = "# Field notes\n\n## References\n\nE-4107 tilt sensor calibration, TX-200 Manual (2025), pp. 12.\n"
+    docs = write_corpus(tmp_path / "docs", {**HANDBOOK, "refs.md": refs})
+    for settings, stage in (({"window": {"size": 1}}, "window"), ({"filter": {"matter": True}}, "matter")):
+        index, _ = build_index([docs], bm25_only("learned", pool=3, **settings))
+        before = Pipeline(index, bm25_only(pool=3, **settings))
+        assert before.input_of("rerank") == stage
+        features, expected, moved = FeatureMaker(index, before.bm25), [], False
+        for q in TRAIN:
+            try:
+                answer = before.run(q.question)
+            except QueryError:
+                continue
+            head = answer.stage(stage).hits[:3]
+            moved |= [h.chunk_id for h in head] != [h.chunk_id for h in answer.stage("bm25").hits[:3]]
+            if head:
+                expected.append(features.matrix(Query(q.question, index.analyzer(q.question)), head))
+        assert moved, f"{stage} changes no question's top 3 here: the test could not fail"
+        x, _, _ = reranker_rows(index, index.config, TRAIN, "hand.jsonl")
+        assert x.tolist() == np.vstack(expected).tolist()
+        lab = inputs(LabBench("hand", index, tuple(TRAIN), "hand.jsonl"), "train")
+        assert {name for *_, name in lab} == {stage}
+        assert [[h.chunk_id for h in hits] for _, _, hits, _ in lab] == \
+            [[h.chunk_id for h in before.run(q.question).stage(stage).hits] for q, *_ in lab]
 
 
 def test_train_reranker_names_the_golden_set_in_its_errors(handbook):

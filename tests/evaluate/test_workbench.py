@@ -63,6 +63,7 @@ def test_the_same_configuration_asked_for_twice_is_evaluated_once(demo, tmp_path
     assert (run.golden["path"], run.index["path"]) == (GOLDEN, "demo")
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_an_index_time_setting_builds_a_second_index_kept_by_its_fingerprint(demo, tmp_path):
     workbench = from_demo(demo, tmp_path, caching="all")
     evaluated = measure(workbench, Config(), from_flags(["chunk.size=200,120"]), "train", "ranking mrr@10")
@@ -95,6 +96,7 @@ def test_a_calibration_that_fits_is_reused_and_one_made_here_is_kept_for_its_set
     assert len(own.calibrations) == 1
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_the_experiment_fitting_gives_the_runs_the_experiment_log_gave(demo, tmp_path):
     """Each configuration fitted for itself, as experiment/corpora.py's Bench fitted it before
     the core: a reranker trained (rerank auto), the gate calibrated, on a copy of a fresh index."""
@@ -115,6 +117,7 @@ def test_the_experiment_fitting_gives_the_runs_the_experiment_log_gave(demo, tmp
     assert workbench.fitted(config)[1] == "train"
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_a_bounded_workbench_forgets_its_runs_when_full(demo, tmp_path):
     """The lab's workbench lives as long as the server: what it remembers is bounded (`keep`)."""
     workbench = from_demo(demo, tmp_path, keep=2)

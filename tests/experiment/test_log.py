@@ -125,6 +125,7 @@ def measured_log(tmp_path_factory) -> Path:
     return log
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_the_baseline_and_the_change_share_the_stages_before_the_change(measured_log):
     """One stage cache per index: the change (a cap after the reranker) runs the stages
     before the cap from the baseline's outputs, and its run is the one evaluated without it."""

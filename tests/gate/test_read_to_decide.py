@@ -140,6 +140,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory):
     return index
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_on_the_demo_every_decision_is_the_one_reading_every_passage_takes(demo):
     questions = [q.question for q in load_golden(demo_golden())]
     questions += ["Who painted the Mona Lisa?", "What is the capital of Australia?",

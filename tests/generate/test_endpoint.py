@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 from glassrag.errors import GenerationError
 from glassrag.generate.endpoint import Endpoint
 from glassrag.pipeline import Pipeline
+from tests.cli_helper import glassrag
 
 
 class Stub:
@@ -139,11 +138,7 @@ def test_numbered_labels_and_context_expansion(stub: Stub, index):
     assert "Document 2" not in g.messages[-1]["content"]
 
 
-def glassrag(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
-
-
+@pytest.mark.slow
 def test_ask_and_eval_with_generate(stub: Stub, corpus: Path, tmp_path: Path):
     idx = tmp_path / "idx"
     assert glassrag("ingest", corpus, "--index", idx).returncode == 0

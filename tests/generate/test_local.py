@@ -41,6 +41,7 @@ def offline(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", connect)
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_the_bundled_model_answers_offline_with_title_labels(demo, offline):
     config = demo.config.with_overrides(generate={"enabled": True, "passages": 3, "max_tokens": 48})
     pipeline = Pipeline(demo, config)
@@ -59,6 +60,7 @@ def test_the_bundled_model_answers_offline_with_title_labels(demo, offline):
     assert pipeline.run(question).generation.text == g.text
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_eval_generate_scores_what_the_model_wrote(demo, offline):
     questions = [q for q in load_golden(demo_golden(), "test")][:4]
     questions += [q for q in load_golden(demo_golden(), "test") if not q.answerable][:2]

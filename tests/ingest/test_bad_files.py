@@ -73,6 +73,7 @@ def test_missing_package_names_the_extra(monkeypatch):
     assert err.value.hint == "pip install 'glassrag[docs]'"
 
 
+@pytest.mark.slow
 def test_glassrag_imports_without_the_docs_packages():
     blocked = ("import sys\n"
                "for m in ('pypdfium2', 'pptx', 'openpyxl', 'docx'): sys.modules[m] = None\n")
@@ -82,6 +83,7 @@ def test_glassrag_imports_without_the_docs_packages():
     assert run.stdout.strip() == "ok"
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_xlsx_with_100000_rows_is_streamed(monkeypatch):
     """Read-only mode (rows streamed, not a cell object each) is what bounds the memory."""
     import openpyxl
@@ -156,6 +158,7 @@ def test_each_bad_file_is_reported_and_the_others_are_ingested(messy: Path):
     assert "Artikel: BP-40\nPreis: 189" in price.text
 
 
+@pytest.mark.slow
 def test_cli_exit_code_is_5_when_some_files_failed(messy: Path, tmp_path: Path):
     run = subprocess.run([sys.executable, "-m", "glassrag.cli", "ingest", str(messy),
                           "--index", str(tmp_path / "idx")],

@@ -4,9 +4,14 @@ skipped, the rest ingested, no traceback; an id with a NUL is refused, not store
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from tests.cli_helper import glassrag
+
+# every test here starts glassrag as a separate process (tests/cli_helper.py)
+pytestmark = pytest.mark.slow
 
 BAD = {  # line -> the words of its message
     b'{"_id": "deep", "text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}": "nested too deep",
@@ -18,11 +23,6 @@ BAD = {  # line -> the words of its message
     json.dumps({"_id": "d2\u0000", "text": "Another d2, with a NUL."}).encode(): "holds a control character",
     json.dumps({"_id": ["d3"], "text": "An id that is a list."}).encode(): "'_id' should be a non-empty string",
 }
-
-
-def glassrag(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_each_bad_corpus_line_is_named_and_skipped_and_the_rest_ingested(tmp_path: Path):

@@ -117,6 +117,7 @@ def test_a_short_text_is_not_judged_and_names_codes_and_endings_do_not_count():
     assert counted == 5 and unknown == ["ellipsoidal"]
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_every_real_document_of_the_repository_is_ok_as_extracted():
     """The thresholds were measured on these (bench/ocr_words.py): no clean document warns."""
     from pathlib import Path

@@ -4,19 +4,15 @@ it, as soon as its text passes the limit, and the other files are ingested."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
 from glassrag.ingest import MB, text_limit
+from tests.cli_helper import glassrag
 from tests.ingest.build_files import docx_bytes
 
 SOME_FAILED = 5
-
-
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_the_limit_is_the_ratio_times_the_file_at_least_1_mb_at_most_max_text_mb():
@@ -27,6 +23,7 @@ def test_the_limit_is_the_ratio_times_the_file_at_least_1_mb_at_most_max_text_mb
     assert text_limit(2 * MB, max_text_ratio=3) == 6 * MB
 
 
+@pytest.mark.slow
 def test_a_docx_that_expands_far_beyond_its_size_is_skipped_and_the_rest_ingested(tmp_path: Path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -47,6 +44,7 @@ def test_a_docx_that_expands_far_beyond_its_size_is_skipped_and_the_rest_ingeste
     assert allowed.returncode == 0, allowed.stderr
 
 
+@pytest.mark.slow
 def test_max_text_mb_bounds_a_plain_text_file_too(tmp_path: Path):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -82,6 +82,7 @@ def test_a_file_name_that_is_not_utf8_is_a_bad_file_and_the_rest_is_ingested(tmp
     assert found.files == [] and found.problems[0].path.endswith("caf\N{REPLACEMENT CHARACTER}.md")
 
 
+@pytest.mark.slow
 def test_cli_reports_a_non_utf8_file_name_and_writes_the_index(tmp_path: Path):
     import subprocess
     import sys
@@ -95,6 +96,7 @@ def test_cli_reports_a_non_utf8_file_name_and_writes_the_index(tmp_path: Path):
     assert "documents  1" in r.stdout
 
 
+@pytest.mark.slow
 def test_a_folder_that_cannot_be_listed_is_in_the_report(tmp_path: Path):
     """Issue 13.7: an unreadable sub-folder was skipped without a word. Root reads any
     folder, so the ingest runs as the unprivileged user `nobody` when the tests run as root."""

@@ -30,6 +30,7 @@ def test_the_bundled_models_recorded_bounds_are_its_graphs():
     assert -10 < low < 0 < high < 10  # a range the gate can use: wider than the logits seen, not unbounded
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_no_pair_real_or_hostile_leaves_the_bundled_models_bounds():
     ce = OnnxCrossEncoder(bundled_folder(), "int8")
     low, high = ce.bounds
@@ -151,6 +152,7 @@ def test_a_record_without_bounds_or_with_nonsense_gives_none(tmp_path: Path):
         assert ce.bounds is None
 
 
+@pytest.mark.slow
 def test_a_folder_made_before_bounds_were_recorded_gets_them(tmp_path: Path):
     import subprocess
     import sys

@@ -79,6 +79,7 @@ def test_a_folder_without_a_model_is_refused_with_what_it_needs(tmp_path: Path):
     assert answerability.model_folder("none") is None
 
 
+@pytest.mark.slow
 def test_the_onnx_path_never_imports_torch():
     """Scoring with the bundled model in a process where importing torch fails."""
     code = """

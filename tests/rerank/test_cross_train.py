@@ -76,6 +76,7 @@ def test_the_schedule_warms_up_then_decays_to_zero():
     assert all(a >= b for a, b in zip(factors[1:], factors[2:]))
 
 
+@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
 def test_trained_and_exported_the_onnx_logits_are_the_torch_model_s(tmp_path: Path):
     pairs = write(tmp_path / "pairs.jsonl.gz", rows())
     out = tmp_path / "model"

@@ -141,3 +141,43 @@ def test_the_toy_gets_the_contract_tests_for_free(index, toy):
     from tests.stage_contract import check_entry
 
     check_entry(index, "retrieve", "toy", RETRIEVERS["toy"], "calibration of the tilt sensor")
+
+
+class OnlyTheContract:
+    """BM25 behind the contract alone: `run`, and no `apply`."""
+
+    name = "bm25"
+    kind = "retrieve"
+
+    def __init__(self, index: Any, config: Any, bm25: Any) -> None:
+        from glassrag.retrieve.bm25 import BM25Retriever
+
+        self._bm25 = BM25Retriever(index, config, bm25)
+        self.searched = self._bm25.searched
+
+    def params(self) -> dict[str, Any]:
+        return self._bm25.params()
+
+    def run(self, query: Query, inputs: Any) -> StageOutput:
+        return self._bm25.run(query, inputs)
+
+
+def test_the_lab_reads_any_retriever_through_the_contract(index, toy, monkeypatch):
+    """The lab called `.apply`, which the contract does not have: a retriever that met the
+    contract only crashed its exhibits (issue 50.5)."""
+    from glassrag.lab.base import LabBench, retriever_rankings
+    from glassrag.lab.bm25 import search
+
+    monkeypatch.setitem(RETRIEVERS, "bm25", Entry(OnlyTheContract))
+    q = Question("tilt", "calibration of the tilt sensor", True, split="train",
+                 answers=(Span("manual", "§ 2.1 Sensor errors"),))
+    bench = LabBench("handbook", index, (q,), "hand.jsonl")
+    config = index.config.with_overrides(retrieve={"retrievers": ["bm25"], "observe": ["toy"]})
+    answer = Pipeline(index, config).run(q.question)
+    ranked = retriever_rankings(bench, config, [q], ["bm25", "toy"])
+    judgement = bench.judge.judge(q)
+    for name in ("bm25", "toy"):
+        assert ranked[name]["tilt"] == judgement.ranked_units([h.chunk_id for h in answer.stage(name).hits])
+    found = search(bench, q.question, index.config.bm25.k1, index.config.bm25.b)
+    assert found["hits"] and [r["chunk"] for r in found["hits"]] == \
+        [h.chunk_id for h in answer.stage("bm25").hits[:len(found["hits"])]]

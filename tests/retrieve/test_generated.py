@@ -14,6 +14,7 @@ from glassrag.query import Query
 from glassrag.retrieve import RETRIEVERS, make_retriever
 from glassrag.retrieve import generated
 from glassrag.retrieve.generated import PROMPTS, GeneratedRetriever
+from tests.stage_contract import check_entry
 
 
 def made(index, name: str = "bm25-hyde", **retrieve) -> GeneratedRetriever:
@@ -130,3 +131,48 @@ def test_the_process_keeps_the_last_questions_words_only(index, monkeypatch):
     for q in ("one", "two", "three"):
         assert r.written(q) == q
     assert [key[-1] for key in generated._WRITTEN] == ["two", "three"]
+
+
+@pytest.fixture
+def base_install(monkeypatch):
+    """This process as a base install sees it: llama-cpp-python not found (issue 50.4)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    generated._installed.cache_clear()
+    yield
+    generated._installed.cache_clear()  # the next test's process is this one
+
+
+def test_a_base_install_refuses_them_with_its_reason_and_what_to_do(index, base_install):
+    """`maker` made a retriever that failed on the first question, and the contract test's
+    three generated entries failed in a base install."""
+    for name in PROMPTS:
+        assert RETRIEVERS[name].runs(index) is False
+        with pytest.raises(ConfigError) as refused:
+            made(index, name)
+        assert refused.value.problem.startswith(f"retriever {name} asks a generator for words and none can run here")
+        assert "llama-cpp-python" in refused.value.problem
+        assert "glassrag[generate]" in refused.value.hint and "--generator URL" in refused.value.hint
+        check_entry(index, "retrieve", name, RETRIEVERS[name], "What does E-4107 mean?")  # the contract test's
+
+
+def test_an_endpoint_the_user_names_makes_them_available_without_the_bundled_model(index, base_install):
+    from glassrag.retrieve import offered
+    from glassrag.web import settings
+
+    url = "http://127.0.0.1:9/v1"  # nothing listens: making a retriever contacts nothing
+    user = index.config.updated({"generate": {"backend": url}}, "--generator", "flag")
+    assert all(RETRIEVERS[name].runs(index, user) for name in PROMPTS)
+    assert set(PROMPTS) <= set(offered(index, user)) and not set(PROMPTS) & set(offered(index))
+    bm25 = BM25(index.counts, user.bm25.k1, user.bm25.b)
+    assert isinstance(make_retriever("bm25-decompose", index, user, bm25), GeneratedRetriever)
+    # the web's form offers them where the server was started with --generator, and only there
+    assert set(PROMPTS) <= set(settings.retrievers(index, url))
+    assert not set(PROMPTS) & set(settings.retrievers(index))
+    # an endpoint an index folder names does not count (it is never contacted)
+    named = index.config.updated({"generate": {"backend": url}}, "index folder", "index")
+    assert not RETRIEVERS["bm25-hyde"].runs(index, named)
+    with pytest.raises(ConfigError, match="comes from the index"):
+        make_retriever("bm25-hyde", index, named, bm25)

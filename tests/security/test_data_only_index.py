@@ -16,6 +16,7 @@ import pytest
 
 from glassrag.cli import drop_current_folder, main
 from glassrag.models import installed_model_folder
+from tests.cli_helper import glassrag as cli
 from tests.conftest import live_generation
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -24,9 +25,7 @@ ZEN = "Beautiful is better than ugly"
 
 def glassrag(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`python -m glassrag.cli ARGS` in `cwd`, with this checkout's code, as a user runs it."""
-    env = {**os.environ, "PYTHONPATH": SRC, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return cli(*args, cwd=cwd, env={"PYTHONPATH": SRC, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
 
 
 @pytest.fixture
@@ -44,6 +43,7 @@ def plant(index: Path, **sections: dict) -> None:
     manifest.write_text(json.dumps(data), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_model_name_in_the_manifest_is_not_imported(index: Path, tmp_path: Path) -> None:
     plant(index, rerank={"method": "cross-encoder", "model": "this"})
     done = glassrag("ask", "What does E-4107 mean?", "--index", str(index), cwd=tmp_path)
@@ -67,6 +67,7 @@ def test_an_installed_model_package_is_found_without_importing_it(tmp_path: Path
     assert "planted_model" not in sys.modules and "this" not in sys.modules
 
 
+@pytest.mark.slow
 def test_a_python_file_in_the_current_folder_is_not_imported(index: Path, tmp_path: Path) -> None:
     # rich is imported by glassrag.cli itself: a planted rich.py would run before any command
     (index / "rich.py").write_text("print('PLANTED CODE RAN')\nraise SystemExit(99)\n")
@@ -110,6 +111,7 @@ def endpoint():
     server.shutdown()
 
 
+@pytest.mark.slow
 def test_a_backend_url_in_the_manifest_is_not_contacted(index: Path, tmp_path: Path, endpoint: str) -> None:
     plant(index, generate={"enabled": True, "backend": endpoint})
     done = glassrag("ask", "What does E-4107 mean?", "--index", str(index), cwd=tmp_path)

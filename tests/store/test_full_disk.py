@@ -13,20 +13,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from glassrag.demo import demo_docs, demo_golden
+from tests.cli_helper import glassrag
 
 DISK_FULL = 7
-
-
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture
@@ -76,6 +71,7 @@ def assert_disk_message(done: subprocess.CompletedProcess, words: str) -> None:
     assert "Traceback" not in done.stderr and words in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_every_write_leaves_the_index_and_no_partial_file(disk: Path, tmp_path: Path):
     docs = shutil.copytree(demo_docs(), tmp_path / "docs")
     index = disk / "index"
@@ -95,6 +91,7 @@ def test_a_full_disk_at_every_write_leaves_the_index_and_no_partial_file(disk: P
         assert (index / "CURRENT").read_text() == generation and answer_of(index) == before
 
 
+@pytest.mark.slow
 def test_a_read_only_disk_is_named_and_the_index_answers_as_before(disk: Path, tmp_path: Path):
     index = disk / "index"
     assert glassrag("ingest", demo_docs(), "--index", index).returncode == 0

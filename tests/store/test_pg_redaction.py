@@ -24,6 +24,7 @@ def test_redact_removes_the_password_of_urls_and_keywords() -> None:
     assert redact("/home/me/index") == "/home/me/index"
 
 
+@pytest.mark.slow
 def test_no_output_of_a_postgresql_session_holds_the_password(corpus: Path, pg_url, tmp_path: Path,
                                                                caplog) -> None:
     url = pg_url().replace("postgres:@", f"postgres:{PASSWORD}@")

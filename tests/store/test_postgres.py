@@ -137,6 +137,7 @@ def test_a_schema_of_another_format_or_of_other_tables_is_refused(index, pg_url)
         foreign.write(index)
 
 
+@pytest.mark.slow
 def test_cli_ingest_ask_and_eval_with_store(corpus, pg_url, tmp_path):
     url = pg_url()
 

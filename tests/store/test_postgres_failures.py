@@ -6,8 +6,6 @@ is not a whole number, the writer's session killed mid-write, an unparsable URL,
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,15 +13,12 @@ import pytest
 from glassrag.errors import StoreError
 from glassrag.store import open_store, pgwrite
 from glassrag.store.pgschema import parse_location
+from tests.cli_helper import glassrag
 from tests.conftest import write_corpus
 from tests.store.test_postgres import answers
 
 
-def glassrag(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
-
-
+@pytest.mark.slow
 def test_another_applications_meta_table_is_named_not_a_traceback(corpus: Path, pg_url):
     url = pg_url()
     store = open_store(url)
@@ -35,6 +30,7 @@ def test_another_applications_meta_table_is_named_not_a_traceback(corpus: Path, 
         assert "table meta that is not a glassrag index's" in done.stderr and "?schema=NAME" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ['"two"', "1.5", "[1]", "true"])
 def test_a_format_version_that_is_not_a_whole_number_is_a_message(index, pg_url, value: str):
     url = pg_url()
@@ -74,6 +70,7 @@ def test_the_writers_session_killed_mid_write_is_a_message_and_the_index_is_inta
     assert len(after.documents) == len(index.documents) and answers(after) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("url", ["postgresql://[::1", "postgresql://u@h:notaport/db"])
 def test_an_unparsable_url_is_a_message(url: str):
     with pytest.raises(StoreError, match="is not a PostgreSQL URL"):

@@ -12,6 +12,7 @@ import pytest
 
 from glassrag.errors import StoreError
 from glassrag.store import EmbeddedStore
+from tests.cli_helper import started
 from tests.conftest import as_unprivileged, write_corpus
 
 # a writer that holds the lock with a half-written generation until told to stop
@@ -27,11 +28,6 @@ with EmbeddedStore(sys.argv[1]).writing():
 """
 
 
-def glassrag(*args: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "glassrag.cli", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def hold(idx: Path) -> subprocess.Popen:
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(idx)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
@@ -44,12 +40,13 @@ def finish(p: subprocess.Popen) -> tuple[int, str, str]:
     return p.returncode, out, err
 
 
+@pytest.mark.slow
 def test_a_second_writer_names_the_holder_and_leaves_its_generation_alone(corpus: Path,
                                                                          tmp_path: Path):
     idx = tmp_path / "idx"
     holder = hold(idx)
     try:
-        code, _, err = finish(glassrag("ingest", corpus, "--index", idx, "--wait", "0.5"))
+        code, _, err = finish(started("ingest", corpus, "--index", idx, "--wait", "0.5"))
         assert code == 3, err
         assert f"{idx} is being written by another glassrag (pid {holder.pid} on " in err
         assert "waited 0.5 s" in err and "Traceback" not in err
@@ -60,10 +57,11 @@ def test_a_second_writer_names_the_holder_and_leaves_its_generation_alone(corpus
         holder.wait()
 
 
+@pytest.mark.slow
 def test_a_second_writer_waits_then_writes(corpus: Path, tmp_path: Path):
     idx = tmp_path / "idx"
     holder = hold(idx)
-    second = glassrag("ingest", corpus, "--index", idx, "--wait", "60")
+    second = started("ingest", corpus, "--index", idx, "--wait", "60")
     # its first words on stderr say it waits (read as they come: a fixed sleep was too short
     # for the child to start on a loaded machine)
     assert second.stderr is not None
@@ -79,17 +77,19 @@ def test_a_second_writer_waits_then_writes(corpus: Path, tmp_path: Path):
     assert sorted(EmbeddedStore(idx).read().documents) == ["manual", "notes", "scanner", "travel"]
 
 
+@pytest.mark.slow
 def test_a_killed_writer_leaves_no_lock(corpus: Path, tmp_path: Path):
     """The kernel drops a flock with its process: kill -9 cannot leave a stale lock."""
     idx = tmp_path / "idx"
     holder = hold(idx)
     holder.kill()
     holder.wait()
-    code, _, err = finish(glassrag("ingest", corpus, "--index", idx, "--wait", "0"))
+    code, _, err = finish(started("ingest", corpus, "--index", idx, "--wait", "0"))
     assert code == 0, err
     assert not (idx / ".tmp-gen-half-written").exists()  # a dead writer's leftovers are removed
 
 
+@pytest.mark.slow
 def test_two_ingests_at_once_keep_every_document(tmp_path: Path):
     """Before the lock, 9 of 13 such trials lost one ingest's documents."""
     a = write_corpus(tmp_path / "a", {f"a{i}.md": f"# Alpha {i}\n\nalpha text {i}\n" for i in range(200)})
@@ -98,8 +98,8 @@ def test_two_ingests_at_once_keep_every_document(tmp_path: Path):
         idx = tmp_path / f"idx{trial}"
         # the second waits for the first however busy the machine (a lock that times out is
         # another test's subject)
-        writers = [glassrag("ingest", a, "--index", idx, "--wait", "600"),
-                   glassrag("ingest", b, "--index", idx, "--wait", "600")]
+        writers = [started("ingest", a, "--index", idx, "--wait", "600"),
+                   started("ingest", b, "--index", idx, "--wait", "600")]
         for w in writers:
             code, _, err = finish(w)
             assert code == 0, err
@@ -131,6 +131,7 @@ def test_a_first_write_killed_half_way_does_not_block_the_folder(index, tmp_path
     assert not (tmp_path / "idx" / ".tmp-gen-20260101-000000-abcdef").exists()
 
 
+@pytest.mark.slow
 def test_an_index_folder_the_user_cannot_write_is_a_message():
     """Run as the unprivileged user `nobody` when the tests run as root (root writes anywhere)."""
     import shutil

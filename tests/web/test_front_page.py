@@ -77,6 +77,7 @@ def corpus(client, name: str) -> dict:
     return next(c for c in r.json()["corpora"] if c["index"] == name)
 
 
+@pytest.mark.slow
 def test_the_figures_are_what_glassrag_eval_reports(checkout: Path, make_client):
     index = tea_index(checkout)
     (index / "runs" / "defaults-test.json").unlink()  # the build's: the run shown is eval's own
@@ -99,6 +100,7 @@ def test_the_figures_are_what_glassrag_eval_reports(checkout: Path, make_client)
         [(label.strip(), dict(m)) for label, m in headline(saved)]
 
 
+@pytest.mark.slow
 def test_a_changed_run_file_changes_the_next_request(checkout: Path, make_client):
     index = tea_index(checkout)
     path = index / "runs" / "defaults-test.json"
@@ -125,6 +127,7 @@ def test_a_changed_run_file_changes_the_next_request(checkout: Path, make_client
     assert groups[record["id"]] == "declined, answerable"
 
 
+@pytest.mark.slow
 def test_the_headline_run_is_the_builds_else_the_latest_test_run(checkout: Path, make_client):
     index = tea_index(checkout)
     runs = index / "runs"
@@ -148,6 +151,7 @@ def test_the_headline_run_is_the_builds_else_the_latest_test_run(checkout: Path,
     assert corpus(client, "tea")["run"]["name"] == "defaults-test"
 
 
+@pytest.mark.slow
 def test_the_page_links_every_corpus_and_says_how_to_make_a_missing_run(built: Path, tmp_path: Path,
                                                                          make_client, monkeypatch):
     # a second checkout whose tea index has no run yet (served from there: corpus build knows it)
@@ -198,6 +202,7 @@ def test_the_page_links_every_corpus_and_says_how_to_make_a_missing_run(built: P
         assert client.get(target).status_code == 200
 
 
+@pytest.mark.slow
 def test_an_unknown_parameter_is_refused(built: Path, make_client):
     client = make_client(tea_index(built))
     r = client.get("/.json?q=x")
@@ -246,6 +251,7 @@ def test_fusion_is_shown_as_run_only_with_two_retrievers():
     assert two["note"] == "" and {kv["name"]: kv["value"] for kv in two["settings"]} == {"fuse.method": "rrf", "fuse.k": 60}
 
 
+@pytest.mark.slow
 def test_an_index_that_cannot_be_read_is_named_and_the_others_shown(checkout: Path, make_client):
     index = tea_index(checkout)
     client = make_client(index)

@@ -66,7 +66,10 @@ def test_a_folder_index_offers_no_pg_retriever(client: TestClient, index):
 
 def test_an_index_in_postgresql_offers_the_pg_retrievers():
     """An index object as the PostgreSQL store reads one: its chunk table holds the store (`pg`)."""
-    stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": None})
+    from glassrag.config import Config
+
+    stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": None},
+                             config=Config())
     got = offered(stored)
     assert set(PG_RETRIEVERS) <= set(got)
     assert "lsa" not in got and got[-1] == "minilm"  # no LSA model: LSA not offered
@@ -84,3 +87,34 @@ def test_the_matter_filter_and_window_scoring_are_drawn_and_described(client: Te
     assert "best score above the list's lowest" in r.json()["score"]["text"]
     page = client.get("/ask?" + urlencode(asked))
     assert page.status_code == 200 and "matter" in page.text and "window" in page.text
+
+
+@pytest.mark.parametrize("name, term", [("bm25", "BM25"), ("bm25-rm3", "BM25"), ("bm25-hyde", "BM25"),
+                                        ("bm25-rewrite", "BM25"), ("lsa", "LSA"), ("minilm", "dense"),
+                                        ("pg-bm25", "BM25"), ("pg-dense", "dense"), ("pg-hybrid", "RRF")])
+def test_the_ask_page_and_the_front_page_read_one_term_per_retriever(name: str, term: str):
+    """Issue 50.6: each kept its own map of names, and they disagreed: the front page called
+    bm25-rm3 and bm25-hyde "dense", the ask page gave them no term. Both read the entry now."""
+    from glassrag.config import Config
+    from glassrag.schema import StageTrace
+    from glassrag.web.ask import stage_term
+    from glassrag.web.home import stages
+
+    assert stage_term(StageTrace(name, "retrieve", {}, (), (), 0, 0.0, ())) == term
+    config = Config().with_overrides(retrieve={"retrievers": [name], "observe": []})
+    assert next(s for s in stages(config, {}) if s["stage"] == "retrieve")["term"] == term
+
+
+@pytest.mark.parametrize("name, kind, params, term", [
+    ("fuse", "fuse", {"method": "rrf"}, "RRF"), ("fuse", "fuse", {"method": "weighted"}, "fusion"),
+    ("rerank", "rerank", {"method": "learned"}, "learned reranker"), ("mmr", "mmr", {}, "MMR"),
+    ("cap", "cap", {}, "cap"), ("gate", "gate", {}, "gate"), ("budget", "budget", {}, "budget"),
+    ("read", "read", {}, "reader"), ("generate", "generate", {}, "generator"), ("window", "window", {}, ""),
+    ("bm25", "observe", {}, "observed retriever"), ("analyze", "analyze", {}, "")])
+def test_every_stage_s_term_is_its_entry_s(name: str, kind: str, params: dict, term: str):
+    from glassrag.schema import StageTrace
+    from glassrag.web.ask import stage_term
+    from glassrag.web.glossary import TERMS
+
+    assert stage_term(StageTrace(name, kind, params, (), (), 0, 0.0, ())) == term
+    assert term == "" or term in TERMS  # a term the glossary explains

@@ -25,6 +25,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_glassrag_serve_prints_its_url_and_answers_on_loopback(demo_index: Path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(demo_index),
@@ -71,6 +72,7 @@ def test_a_port_in_use_is_a_config_error(demo_index: Path, workers: int):
             server.serve([demo_index], port=port, processes=workers)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_folder_that_is_no_index_stops_serve_with_its_message(tmp_path: Path, workers: int):
     done = subprocess.run([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(tmp_path),

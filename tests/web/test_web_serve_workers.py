@@ -57,6 +57,7 @@ def fetch(base: str, path: str, data: bytes | None = None, headers: dict[str, st
         return e.code, e.read()
 
 
+@pytest.mark.slow
 def test_two_workers_share_the_form_token_answer_asks_and_stop_on_ctrl_c(index_copy: Path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -102,6 +103,7 @@ def test_two_workers_share_the_form_token_answer_asks_and_stop_on_ctrl_c(index_c
             proc.wait(timeout=20)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_stops_the_server(demo_index: Path):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(demo_index),

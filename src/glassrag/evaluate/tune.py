@@ -45,9 +45,10 @@ def _runs(pipeline: Pipeline, questions: Sequence[Question], progress: Progress 
 def train_reranker(index: Index, config: Config, questions: Sequence[Question], source: str,
                    progress: Progress | None = None, cache: StageCache | None = None) -> dict[str, Any]:
     """Rows: each train question's top `pool` candidates from the stages before the reranker
-    (reranker, MMR, cap and gate switched off), labelled by the relevance judge. The model
-    carries `cv`, the cross-validated comparison with no reranker (rerank/learned_cv.py)
-    that `rerank.method = auto` decides by."""
+    (reranker, MMR, cap and gate switched off), read from the list the reranker receives
+    (`Pipeline.input_of("rerank")`: after versions, the filter and window scoring), labelled
+    by the relevance judge. The model carries `cv`, the cross-validated comparison with no
+    reranker (rerank/learned_cv.py) that `rerank.method = auto` decides by."""
     x, y, n, groups = grouped_reranker_rows(index, config, questions, source, progress, cache)
     model = reranker_model(x, y, n, config, source)
     return RerankerModel.from_dict({**model, "cv": cross_validate(x, y, groups, model["l2"])}).to_dict()
@@ -84,14 +85,14 @@ def grouped_reranker_rows(index: Index, config: Config, questions: Sequence[Ques
                      mmr=replace(config.mmr, relevance=None), cap=replace(config.cap, per_document=0),
                      gate=replace(config.gate, enabled=False))
     pipeline = Pipeline(index, before, cache)
+    received = pipeline.input_of("rerank")  # the list the reranker reranks: the window's, the filter's, …
     features = FeatureMaker(index, pipeline.bm25)
     judge = Judge(index.chunks)
     rows, labels, groups = [], [], []
     for q, answer in _runs(pipeline, train_qs, progress):
         if answer is None:
             continue
-        ranked = next(t for t in reversed(answer.trace) if t.kind in ("retrieve", "fuse", "versions"))
-        head = [h for h in ranked.hits[: config.rerank.pool]]
+        head = list(answer.stage(received).hits[: config.rerank.pool])
         if not head:
             continue
         j = judge.judge(q)

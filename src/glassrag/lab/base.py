@@ -120,7 +120,7 @@ def retriever_rankings(bench: LabBench, config: Config, questions: Sequence[Ques
             continue  # evaluate() records no list: the question scores 0
         judgement = bench.judge.judge(q)
         for n in names:
-            hits, _ = pipeline.retrievers[n].apply(query, [])
+            hits = pipeline.retrievers[n].run(query, {}).hits  # the contract's method: any retriever has it
             if hits:
                 out[n][q.id] = judgement.ranked_units([h.chunk_id for h in hits])
     return out

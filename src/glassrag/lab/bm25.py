@@ -52,7 +52,8 @@ def search(bench: LabBench, question: str, k1: float, b: float) -> dict[str, Any
     except QueryError as e:
         return {"question": question, "problem": e.problem, "hint": e.hint, "hits": [], "tokens": []}
     with bench.lock:
-        hits, notes = pipeline.retrievers["bm25"].apply(query, [])
+        ran = pipeline.retrievers["bm25"].run(query, {})
+    hits, notes = ran.hits, list(ran.notes)
     position = bench.index.position
     rows = []
     for h in hits[:SHOWN]:

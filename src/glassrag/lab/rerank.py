@@ -61,7 +61,7 @@ def reranked_config(bench: LabBench, mmr: float | None = None, versions: str | N
 
 def inputs(bench: LabBench, split: str) -> list[tuple[Question, Query, list[Hit], str]]:
     """Each answerable question of the split with its analysed query, the list the reranker
-    receives (the last retrieve, fuse or versions stage) and that stage's name."""
+    receives (`Pipeline.input_of("rerank")`, as tune.reranker_rows reads it) and that stage's name."""
     def compute() -> list[tuple[Question, Query, list[Hit], str]]:
         pipeline = bench.pipeline(before_config(bench))
         out = []
@@ -72,7 +72,7 @@ def inputs(bench: LabBench, split: str) -> list[tuple[Question, Query, list[Hit]
                 answer = pipeline.run(q.question)
             except QueryError:
                 continue  # evaluate() records no list: the question scores 0
-            ranked = next(t for t in reversed(answer.trace) if t.kind in ("retrieve", "fuse", "versions"))
+            ranked = answer.stage(pipeline.input_of("rerank"))
             out.append((q, Query(q.question, bench.index.analyzer(q.question)), list(ranked.hits), ranked.name))
         return out
 

@@ -15,7 +15,7 @@ from glassrag import threads
 from glassrag.config import Config
 from glassrag.errors import QueryError
 from glassrag.lexical.bm25 import BM25
-from glassrag.pipeline.stages import ChunkDocs, configured
+from glassrag.pipeline.stages import ChunkDocs, configured, input_of
 from glassrag.present.answer import answer_of
 from glassrag.query import Query
 from glassrag.retrieve import Retriever, available, check_retrievers, make_retriever
@@ -70,6 +70,12 @@ class Pipeline:
             self.notes.append(f"the reranker and the gate were fitted before {len(added)} document(s) were added "
                               f"({', '.join(added[:3])}{' …' if len(added) > 3 else ''}): their scores may shift a "
                               "little; glassrag rerank-train and glassrag calibrate refit them")
+
+    def input_of(self, kind: str) -> str:
+        """The name of the trace's stage whose list a stage of `kind` reads in this pipeline,
+        whether or not one runs here (stages.py `input_of`): `input_of("rerank")` is the list
+        the reranker receives, which its training rows (evaluate/tune.py) and the lab read."""
+        return input_of(self.steps, self.config.retrieve.retrievers[0], kind)
 
     def scoring_settings(self) -> dict[str, Any]:
         """The settings that shape the gate's signals (a calibration is valid for these only)."""

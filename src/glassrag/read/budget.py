@@ -51,4 +51,5 @@ class Budget(ListStage):
         return packed, notes
 
 
-BUDGETS = {"budget": Entry(made, keeps_scores("the best chunks that fit together in W words, in order"))}
+BUDGETS = {"budget": Entry(made, keeps_scores("the best chunks that fit together in W words, in order"),
+                           term="budget")}

@@ -41,4 +41,4 @@ class DocumentCap(ListStage):
         return kept, notes
 
 
-CAPS = {"cap": Entry(made, keeps_scores("at most M passages of each document kept"))}
+CAPS = {"cap": Entry(made, keeps_scores("at most M passages of each document kept"), term="cap")}

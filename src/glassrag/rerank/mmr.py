@@ -86,4 +86,4 @@ class MMR(ListStage):
 
 
 MMRS = {"mmr": Entry(made, keeps_scores("the top `pool` reordered for diversity (the MMR value is in each hit's "
-                                        "detail)"))}
+                                        "detail)"), term="MMR")}

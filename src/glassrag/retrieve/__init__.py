@@ -30,15 +30,15 @@ from glassrag.retrieve.postgres import PG_RETRIEVERS
 from glassrag.store.base import Index
 
 RETRIEVERS: dict[str, Entry] = {
-    "bm25": Entry(bm25.BM25Retriever, bm25.describe_score),
-    "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score),
-    **{name: Entry(generated.maker(name), generated.describe_score, available=generated.can_generate)
+    "bm25": Entry(bm25.BM25Retriever, bm25.describe_score, term="BM25"),
+    "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score, term="BM25"),
+    **{name: Entry(generated.maker(name), generated.describe_score, term="BM25", needs=generated.unavailable)
        for name in generated.PROMPTS},
-    "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build),
-    **{name: Entry(made, pg.describe_score, made.runs_on) for name, made in PG_RETRIEVERS.items()},
+    "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build, term="LSA"),
+    **{name: Entry(made, pg.describe_score, made.runs_on, term=made.term) for name, made in PG_RETRIEVERS.items()},
 }
 # the retriever of each embedder an index was built with (available where it has that embedder)
-NEURAL = Entry(NeuralRetriever, neural.describe_score, build=neural.build)
+NEURAL = Entry(NeuralRetriever, neural.describe_score, build=neural.build, term="dense")
 
 __all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_retrievers", "describe_score",
            "index_parts", "make_retriever", "offered", "NeuralRetriever"]
@@ -49,10 +49,12 @@ def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
     return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embeddings)
 
 
-def offered(index: Index) -> tuple[str, ...]:
-    """The retrievers `index` can run, each entry asked (`available`), in the table's order,
-    then one per embedder: what the web's settings form offers."""
-    return (*(n for n, e in RETRIEVERS.items() if e.available(index)), *index.embeddings)
+def offered(index: Index, config: Config | None = None) -> tuple[str, ...]:
+    """The retrievers `index` can run with `config` (its own settings when None), each entry
+    asked (`runs`: available on the index, nothing it needs missing), in the table's order,
+    then one per embedder: what the web's settings form offers (with the generator the
+    server was started with)."""
+    return (*(n for n, e in RETRIEVERS.items() if e.runs(index, config)), *index.embeddings)
 
 
 def index_parts(config: Config) -> list[tuple[str, Callable[..., Index]]]:
@@ -71,10 +73,17 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None:
-    """ConfigError unless retrieve.retrievers names at least one retriever and every fused or
-    observed name is one this index has (`names`, from `available`): checked when an index is
-    built, so settings that would break every later ask are never stored (issue 28.10)."""
+    """ConfigError unless retrieve.retrievers names at least one retriever, each once (so does
+    retrieve.observe), and every fused or observed name is one this index has (`names`, from
+    `available`): checked when an index is built, so settings that would break every later
+    ask are never stored (issue 28.10)."""
     r = config.retrieve
+    for field, listed in (("retrieve.retrievers", r.retrievers), ("retrieve.observe", r.observe)):
+        twice = [n for n in dict.fromkeys(listed) if listed.count(n) > 1]
+        if twice:  # fusing a list with itself would trace it twice and "fuse" one list
+            raise ConfigError(f"retriever(s) {', '.join(map(repr, twice))} listed more than once in {field} "
+                              f"({where})", f"name each retriever once, e.g. {field} = "
+                              f"{list(dict.fromkeys(listed))!r}")
     unknown = [n for n in r.retrievers + r.observe if n not in names]
     if unknown or not r.retrievers:
         field = "retrieve.retrievers" if set(unknown) & set(r.retrievers) or not r.retrievers \
@@ -90,7 +99,8 @@ def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retri
     """Retriever `name` over `index` with `config`'s settings; UnknownNameError lists the
     names this index has."""
     if name in RETRIEVERS:
-        return RETRIEVERS[name].make(index, config, bm25)
+        made: Retriever = RETRIEVERS[name].make(index, config, bm25)
+        return made
     if name in index.embeddings:
         return NeuralRetriever(index, config, name)
     raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings])

@@ -26,6 +26,7 @@ from functools import cache
 from typing import Any, Mapping
 
 from glassrag.config import Config
+from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
 from glassrag.retrieve.base import hits_of
@@ -53,11 +54,26 @@ WRITTEN_KEPT = 16_384
 _WRITTEN: dict[tuple[Any, ...], str] = {}
 
 
-def can_generate(index: Index) -> bool:
-    """Whether the bundled generator can run here: llama-cpp-python and the model's package are
-    installed. The web's form offers these retrievers only then; an endpoint is a user's own
-    `--config` setting, which neither an index nor the form can name."""
-    return _installed()
+def can_generate(index: Index, config: Config | None = None) -> bool:
+    """Whether these retrievers can run on `index` with `config`'s generator (the index's own
+    settings when None): see `unavailable`. The web's form offers them only then."""
+    return not unavailable(config or index.config)
+
+
+def unavailable(config: Config) -> str:
+    """Why no generator can write the words with `config`, or '' when one can: an endpoint
+    the user named (`--generator URL`, `[generate] backend` in their own `--config` file; never
+    one an index folder names, Config.check_user_only) needs nothing installed; the bundled
+    model needs llama-cpp-python and the model's package."""
+    backend = config.generate.backend
+    if backend.startswith(("http://", "https://")):
+        layer, origin = config.origin("generate.backend")
+        return "" if layer != "index" else (f"generate.backend = {backend!r} comes from the index ({origin}); "
+                                            "glassrag contacts only an endpoint you name yourself")
+    if _installed():
+        return ""
+    return (f"the bundled generator ({backend}) needs llama-cpp-python and its model's package, which are "
+            "not installed")
 
 
 @cache
@@ -138,6 +154,12 @@ def maker(name: str) -> Any:
     """The table's `make` for the retriever called `name`."""
 
     def made(index: Index, config: Config, bm25: BM25) -> GeneratedRetriever:
+        why = unavailable(config)
+        if why:
+            raise ConfigError(f"retriever {name} asks a generator for words and none can run here: {why}",
+                              "pip install 'glassrag[generate]' for the bundled model, or name an "
+                              "OpenAI-compatible endpoint: --generator URL (or [generate] backend in your own "
+                              f"--config file); or drop {name} from [retrieve] retrievers and observe")
         return GeneratedRetriever(index, config, bm25, name)
 
     return made

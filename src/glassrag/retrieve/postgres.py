@@ -38,9 +38,10 @@ def in_postgres(index: Index) -> bool:
 
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    """What a pg-* retriever's score is, by the SQL it runs (its `family` and `rank` params)."""
+    """What a pg-* retriever's score is, by the SQL it runs (its `family` and `rank` params);
+    its glossary term is its class's (`term`)."""
     term, text = _score(params)
-    return term, f"{text} {NOT_A_PROBABILITY}"
+    return (PG_RETRIEVERS[name].term if name in PG_RETRIEVERS else term), f"{text} {NOT_A_PROBABILITY}"
 
 
 def _score(params: Mapping[str, Any]) -> tuple[str, str]:
@@ -61,6 +62,7 @@ class _PgRetriever(Ranks):
     kind = "retrieve"
     name = "pg"
     family = "lexical"
+    term = "BM25"  # the glossary term of its score (TERMS in glassrag/web/glossary.py)
 
     @staticmethod
     def runs_on(index: Index) -> bool:
@@ -129,6 +131,7 @@ class PgBM25(_PgRetriever):
 
 class PgFulltext(_PgRetriever):
     name = "pg-fulltext"
+    term = ""  # ts_rank_cd: no glossary term
     words = "all"
 
     def params(self) -> dict[str, Any]:
@@ -151,6 +154,7 @@ class PgFulltextOr(PgFulltext):
 
 class _PgDense(_PgRetriever):
     family = "dense"
+    term = "dense"
     exact = True
 
     @staticmethod
@@ -216,6 +220,7 @@ class PgHNSW(PgDense):
 
 class PgHybrid(_PgDense):
     name = "pg-hybrid"
+    term = "RRF"
     exact = False
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:

@@ -75,10 +75,11 @@ def run_json(index: str, name: str) -> str:
 class AnalyticsView:
     """The analytics of an index's runs; with `only`, of that one run (the run page)."""
 
-    def __init__(self, source: Source, selected: str | None, only: str | None = None) -> None:
+    def __init__(self, source: Source, selected: str | None, only: str | None = None,
+                 backend: str | None = None) -> None:
         self.source = source
         self.index = source.index()
-        self.available = settings.retrievers(self.index)
+        self.available = settings.retrievers(self.index, backend)  # backend: serve --generator
         self.runs = [source.run(only)] if only else source.runs()
         self.good = [r for r in self.runs if r.run is not None]
         names = [r.name for r in self.good]

@@ -80,16 +80,13 @@ def explain_score(stage: StageTrace | None) -> dict[str, str]:
 
 
 def stage_term(stage: StageTrace) -> str:
-    """The glossary term that explains a stage, or ''."""
-    if stage.kind == "rerank":  # the reranker's entry names its term
-        entry = entry_of(stage.name, stage.kind, stage.params)
-        return entry.describe_score(stage.name, stage.params)[0] if entry else ""
+    """The glossary term that explains a stage, or '': an observed retriever's role, else what
+    the table entry that made it declares (glassrag/stage.py `Entry.glossary`), as the front
+    page reads it."""
     if stage.kind == "observe":
         return "observed retriever"
-    if stage.params.get("family") == "dense" and stage.name != "lsa":
-        return "dense"
-    return {"bm25": "BM25", "lsa": "LSA", "fuse": "fusion", "mmr": "MMR", "cap": "cap", "gate": "gate",
-            "budget": "budget", "read": "reader", "generate": "generator"}.get(stage.name, "")
+    entry = entry_of(stage.name, stage.kind, stage.params)
+    return entry.glossary(stage.name, stage.params) if entry else ""
 
 
 class AskView:
@@ -99,12 +96,11 @@ class AskView:
         self.source = source
         self.live = source.live()  # CURRENT read once a request; the source's parts asked for this generation
         self.index, self.generation, self._label = self.live.index, self.live.generation, self.live.label
-        self.available = settings.retrievers(self.index)
+        self.available = settings.retrievers(self.index, backend)
         self.chosen = settings.parse(params, self.available)
         self.base = self.index.config
-        self.config = settings.apply(self.base, self.chosen, self.available)
-        if backend:  # the generator the user started the server with (serve --generator)
-            self.config = self.config.updated({"generate": {"backend": backend}}, "--generator", "flag")
+        # the generator the user started the server with (serve --generator)
+        self.config = settings.with_backend(settings.apply(self.base, self.chosen, self.available), backend)
         self.question = (params.get("q") or "").strip()
         self.run_name = (params.get("run") or "").strip() or None
 

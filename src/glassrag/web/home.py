@@ -20,7 +20,7 @@ from glassrag.errors import ConfigError, GlassragError
 from glassrag.gate import answerability
 from glassrag.gate.score import score_name
 from glassrag.gate.threshold import Gate, scoring_settings
-from glassrag.pipeline import auto_reranker
+from glassrag.pipeline import auto_reranker, entry_of
 from glassrag.prepared import RUN_NAME, prepared_corpora
 from glassrag.schema import QuestionRecord
 from glassrag.web.ask import ask_link
@@ -169,9 +169,10 @@ def stages(config: Config, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
             ("answer.budget_words", c.answer.budget_words),
             ("reader threshold", reader["threshold"] if "threshold" in reader else "0.5 (not calibrated)")]
     first = retrievers[0] if retrievers else ""
+    made_by = entry_of(first, "retrieve", {}) if first else None  # its glossary term, as the ask page reads it
     rows = [("chunk", "chunk", [("chunk.chunker", c.chunk.chunker), ("chunk.size", c.chunk.size),
                                 ("chunk.unit", c.chunk.unit), ("chunk.overlap", c.chunk.overlap)], ""),
-            ("retrieve", {"bm25": "BM25", "lsa": "LSA"}.get(first, "dense"), retrieve, ""),
+            ("retrieve", made_by.glossary(first, {}) if made_by else "", retrieve, ""),
             ("fuse", "fusion", fuse, fuse_note),
             ("rerank", "reranking", rerank, rerank_note),
             ("gate", "gate", gate, gate_note),

@@ -104,7 +104,7 @@ class Pages:
 
     def analytics(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)
-        data = AnalyticsView(source, request.query_params.get("run")).data()
+        data = AnalyticsView(source, request.query_params.get("run"), backend=self.generator).data()
         if as_json:
             return json_response(data)
         return self.html("analytics.html", data, request, "analytics",
@@ -116,7 +116,8 @@ class Pages:
         if as_json:
             run = source.run(name)  # the file itself, byte for byte: what every number came from
             return Response(run.path.read_bytes(), media_type="application/json")
-        data = {**AnalyticsView(source, name, only=name).data(), "single": True, "run_name": name}
+        data = {**AnalyticsView(source, name, only=name, backend=self.generator).data(), "single": True,
+                "run_name": name}
         return self.html("analytics.html", data, request, "analytics", f"/runs/{name}.json?index={source.name}")
 
     def documents(self, request: Request, as_json: bool) -> Response:

@@ -59,9 +59,16 @@ ROLE_DOC = ("fused: its list feeds the answer; observed: run, drawn and measured
             "others without changing the answer; off: not run")
 
 
-def retrievers(index: Index) -> tuple[str, ...]:
-    """The retrievers this index can run, in the pipeline's order (each entry asked)."""
-    return offered(index)
+def retrievers(index: Index, backend: str | None = None) -> tuple[str, ...]:
+    """The retrievers this index can run, in the pipeline's order (each entry asked), with the
+    generator the server was started with (`backend`, serve --generator: an endpoint makes the
+    generated-words retrievers available where the bundled model is not installed)."""
+    return offered(index, with_backend(index.config, backend))
+
+
+def with_backend(config: Config, backend: str | None) -> Config:
+    """`config` with the generator the user started the server with, when one was named."""
+    return config.updated({"generate": {"backend": backend}}, "--generator", "flag") if backend else config
 
 
 def names(available: tuple[str, ...]) -> list[str]:
