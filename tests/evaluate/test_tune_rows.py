@@ -351,7 +351,8 @@ def test_calibrate_index_counts_the_train_split_and_calibrates_gate_and_reader(h
     assert expected["score_mode"] == "combined" and expected["how"].startswith("auto: the combination of")
     assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions", "version",
                                                         "unanswerable_by_topic", "weighted", "score_range",
-                                                        "offtopic_gate")} == expected
+                                                        "offtopic_gate", "on_topic_min")} == expected
+    assert gate["on_topic_min"] == 5  # the gate.on_topic_min it was made with (evaluate/fits.py compares it)
     # no off-topic question (gate.offtopic false): the second threshold says why it is not set
     second = gate["offtopic_gate"]
     assert (second["keep"], second["threshold"], second["n_offtopic"]) == (0.98, None, 0) and second["why"]
@@ -400,8 +401,10 @@ def test_calibrate_index_reads_the_train_split_only(handbook):
 
 def test_calibrate_with_offtopic_weighs_each_kind_alike_and_reads_the_model(handbook):
     """gate.offtopic: the bundled off-topic train half joins the unanswerable questions, each
-    kind weighing as much in total; the answerability model's signals are candidates."""
-    config = bm25_only(gate={"cost": 3.0, "offtopic": True, "answerability": "bundled"})
+    kind weighing as much in total (with gate.on_topic_min = 0: one on-topic question is fewer
+    than the default's 5, which fits the first threshold against the off-topic ones alone);
+    the answerability model's signals are candidates."""
+    config = bm25_only(gate={"cost": 3.0, "offtopic": True, "answerability": "bundled", "on_topic_min": 0})
     gate, _ = calibrate_index(handbook, config, QUESTIONS, "cost", "hand.jsonl")
     q = gate["questions"]
     assert q["offtopic"] == 185 and 0 <= q["no_match_offtopic"] <= 185  # the bundled train half
