@@ -333,6 +333,8 @@ def _parse_run(name: str, path: Path, body: bytes) -> RunFile:
         return RunFile(name, path, None, f"unreadable: {e}")
     except json.JSONDecodeError as e:
         return RunFile(name, path, None, f"not JSON ({e.msg} at line {e.lineno})")
+    except RecursionError:
+        return RunFile(name, path, None, "nested too deep to be a run file")
     try:
         run = Run.from_dict(data, f"runs/{name}.json")
     except RunFileError as e:
