@@ -82,6 +82,8 @@ def load(path: Path) -> Experiment:
         raise ConfigError(f"{path}: cannot read it: {e}", "an experiment is a UTF-8 TOML file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}", "fix the line it names") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deep to be an experiment", "see the format in glassrag/experiment/log.py") from None
     problems = [f"unknown key {k!r}" for k in sorted(set(data) - KEYS)]
     for key in ("title", "hypothesis", "verdict"):
         if not isinstance(data.get(key), str) or not data.get(key, "").strip():
