@@ -57,3 +57,18 @@ def test_the_front_page_and_its_twin_never_show_the_password(tmp_path: Path, cor
         body = client.get(page).text
         assert "postgres:***@" in body  # the store is named
         assert SECRET not in body, page
+
+
+@pytest.mark.parametrize("url, conninfo", [
+    ("postgresql:///db?host=/run/pg&schema=a", "postgresql:///db?host=%2Frun%2Fpg"),
+    ("postgres:///db", "postgres:///db"),
+    ("postgresql://u@h:5/db?schema=b", "postgresql://u@h:5/db"),
+])
+def test_a_url_without_a_host_keeps_its_form(url: str, conninfo: str) -> None:
+    # Low item: postgresql:///db?host=… lost its // (postgresql:/db?host=…), which libpq cannot read
+    import psycopg
+
+    from glassrag.store.pgschema import parse_location
+
+    assert parse_location(url).conninfo == conninfo
+    assert psycopg.conninfo.conninfo_to_dict(conninfo)["dbname"] in ("db",)

@@ -77,7 +77,10 @@ def parse_location(url: str) -> Location:
         raise StoreError(f"schema name {schema!r} in {redact(url)} is not a plain identifier",
                          "use lower-case letters, digits and _ (e.g. ?schema=handbook)")
     rest = urlencode([(k, v) for k, v in query if k != "schema"])
-    return Location(urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), schema)
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment))
+    if not parts.netloc:  # postgresql:///db?host=/run/pg: urlunsplit drops the empty authority's //
+        url = url.replace(f"{parts.scheme}:", f"{parts.scheme}://", 1)
+    return Location(url, schema)
 
 
 def connect(location: Location, autocommit: bool = False) -> Any:
