@@ -54,6 +54,17 @@ class StoreError(GlassragError):
     exit_code = 3
 
 
+class LockFileError(StoreError):
+    """A lock file (`.writer.lock`, `lab/.runs.lock`) that is a symbolic link or not a regular
+    file: it is not opened, so no file a planted link points to is created, truncated or written."""
+
+    def __init__(self, path: object, what: str) -> None:
+        super().__init__(f"{visible(str(path))} is {what}, not a lock file glassrag made",
+                         "remove it (glassrag makes a new one) and run the command again; "
+                         "nothing was written, and whatever it points to was not opened")
+        self.path = path
+
+
 class DiskError(GlassragError):
     """A write failed because the disk is full, over quota or read-only: whatever was being
     written was removed, and what was there before is intact."""
@@ -96,6 +107,20 @@ def visible_lines(text: str) -> str:
     """`visible` for text of several lines (a passage, a generated answer): line breaks and tabs
     stay, every other control character (ESC above all) is shown as its escape."""
     return _UNPRINTABLE_KEEP_LINES.sub(lambda m: visible(m.group()), text)
+
+
+SECRET_KEYS = ("password", "sslpassword", "api_key", "api-key", "apikey", "key", "token",
+               "access_token", "secret")
+
+
+def redact(url: str) -> str:
+    """The text without the password of any URL or libpq keyword in it (`user:PASSWORD@`,
+    `password=PASSWORD`) nor a key in a query (`?api_key=KEY`, `&token=KEY`), for everything
+    glassrag shows or saves: messages, run files, pages. A password with an unencoded `@`
+    (`user:p@ss@host`) is hidden up to the last `@` of the URL's authority, as libpq reads it."""
+    url = re.sub(r"(://[^:/?#@\s]*):[^/?#\s]*@", r"\1:***@", url)
+    keys = "|".join(re.escape(k) for k in SECRET_KEYS)
+    return re.sub(rf"(?i)((?<![\w-])(?:{keys})=)[^&\s]*", r"\1***", url)
 
 
 class GoldenError(GlassragError):

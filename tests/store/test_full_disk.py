@@ -103,24 +103,28 @@ def test_a_read_only_disk_is_named_and_the_index_answers_as_before(disk: Path, t
 
 
 def test_a_write_that_stops_half_way_leaves_no_run_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Without root: ENOSPC simulated by a write_text that writes half and raises."""
+    """Without root: ENOSPC simulated by a file that writes half and raises (the run file is
+    written through store/safefile.py's replace_file, which opens its temporary file with os.fdopen)."""
+    import io
+
     from glassrag.errors import DiskError
     from glassrag.evaluate import runs
+    from glassrag.store import safefile
 
     target = tmp_path / "runs" / "x.json"
     target.parent.mkdir()
     target.write_text("the previous run")
 
-    def half(self: Path, text: str, encoding: str | None = None) -> int:
-        with open(self, "w", encoding=encoding) as f:
-            f.write(text[: len(text) // 2])
-        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+    class Half(io.FileIO):
+        def write(self, data) -> int:  # type: ignore[override]
+            super().write(bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device", self.name)
 
     class FakeRun:
         def to_dict(self) -> dict:
             return {"format": "glassrag-run", "questions": list(range(100))}
 
-    monkeypatch.setattr(Path, "write_text", half)
+    monkeypatch.setattr(safefile.os, "fdopen", lambda fd, mode: Half(fd, "wb"))
     with pytest.raises(DiskError) as err:
         runs.write_run_file(FakeRun(), target)  # type: ignore[arg-type]
     assert err.value.exit_code == DISK_FULL and "the disk is full" in err.value.problem

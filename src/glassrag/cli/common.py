@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from glassrag.cli.terminal import PIPE_WIDTH
+from glassrag.errors import redact  # noqa: F401 - the commands import it from here
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -79,14 +80,6 @@ def finite_number(low: float, low_allowed: bool) -> Callable[[str], float]:
         return value
 
     return parse
-
-
-def redact(text: str) -> str:
-    """glassrag.store.pgschema.redact, imported when used: importing glassrag.store loads numpy
-    and scipy, which building the parser must not (tests/test_startup.py)."""
-    from glassrag.store.pgschema import redact as hide_password
-
-    return hide_password(text)
 
 
 class LazyHelp:

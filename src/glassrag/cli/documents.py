@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from glassrag.cli.common import INDEX_HELP, Table, Text, out
+from glassrag.errors import visible
 
 
 def add_parser(sub: Any) -> None:
@@ -52,16 +53,19 @@ def cmd_documents(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return 0
-    table = Table(title=f"{args.index}: {len(index.documents)} documents", box=None)
+    # ids, titles and locators come from the documents: an escape sequence in them is shown as
+    # text (\x1b), never sent to the terminal (issue 51.13)
+    table = Table(title=visible(f"{args.index}: {len(index.documents)} documents"), box=None)
     for column in ("id", "title", "format", "sections", "quality"):
         table.add_column(column, justify="right" if column == "sections" else "left")
     for r in rows:
         verdict = r["quality"] + (f": {'; '.join(r['reasons'])}" if r["reasons"] else "")
-        table.add_row(*(Text(str(r[c])) for c in ("id", "title", "format", "sections")), Text(verdict))
+        table.add_row(*(Text(visible(str(r[c]))) for c in ("id", "title", "format", "sections")),
+                      Text(visible(verdict)))
     out.print(table)
     for r in rows:
         if "locators" in r:
-            out.print(Text("\n" + r["id"], style="bold"))
+            out.print(Text("\n" + visible(r["id"]), style="bold"))
             for locator in r["locators"]:
-                out.print(f"  {locator}", markup=False)
+                out.print(f"  {visible(locator)}", markup=False)
     return 0

@@ -173,6 +173,8 @@ def read_settings(path: Path) -> dict[str, dict[str, Any]]:
                           "TOML files are UTF-8: save it as UTF-8") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deep to be a configuration file") from None
     return parse_sections(data, str(path))
 
 

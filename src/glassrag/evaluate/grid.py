@@ -138,6 +138,8 @@ def from_toml(path: Path) -> Grid:
         raise ConfigError(f"{path}: cannot be read as a TOML sweep file ({err})") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deep to be a sweep file") from None
     unknown = [k for k in data if k not in ("grid", "configs")]
     if unknown:
         raise ConfigError(f"{path}: unknown table [{unknown[0]}]",

@@ -24,6 +24,7 @@ from glassrag.provenance import code_version, provenance
 from glassrag.schema import RUN_FORMAT, RUN_FORMAT_VERSION, Answer, Run, RunSection
 from glassrag.schema.records import QuestionRecord
 from glassrag.store.pgschema import redact
+from glassrag.store.safefile import replace_file
 
 
 def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str = "",
@@ -86,14 +87,13 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
 
 
 def write_run_file(run: Run, target: Path) -> None:
-    """The run as JSON, written atomically (a temporary file renamed into place)."""
-    tmp = target.with_name(f".{target.name}.tmp")
+    """The run as JSON, written atomically (a new temporary file renamed into place; one planted
+    in a shared index folder is never written through: store/safefile.py)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(run.to_dict(), ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(target)
+        # no partial file left on an error; a previous run file stays as it was
+        replace_file(target, json.dumps(run.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"))
     except OSError as err:
-        tmp.unlink(missing_ok=True)  # no partial file left; a previous run file stays as it was
         raise DiskError.of(str(target), err, "no run file was written") or err
 
 

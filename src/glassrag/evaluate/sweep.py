@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
-from glassrag.errors import ConfigError
+from glassrag.errors import ConfigError, DiskError
 from glassrag.evaluate import DEFAULT_METRIC
 from glassrag.evaluate.fitting import AS_BUILT, SWEEP
 from glassrag.evaluate.golden import Question
@@ -257,12 +257,16 @@ def write_sweep(sweep: Sweep, target: Path) -> Path:
     tmp = target.with_name(f".{target.name}.tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
-    (tmp / "runs").mkdir(parents=True)
-    for e in sweep.configs:  # compact: a run file is read by programs (compare, the web app)
-        _write_json(tmp / "runs" / f"{e.name}.json", e.run.to_dict(deep=False), compact=True)
-    if sweep.test is not None:
-        _write_json(tmp / "runs" / "best-test.json", sweep.test.to_dict(deep=False), compact=True)
-    _write_json(tmp / "sweep.json", sweep.to_dict())
+    try:
+        (tmp / "runs").mkdir(parents=True)
+        for e in sweep.configs:  # compact: a run file is read by programs (compare, the web app)
+            _write_json(tmp / "runs" / f"{e.name}.json", e.run.to_dict(deep=False), compact=True)
+        if sweep.test is not None:
+            _write_json(tmp / "runs" / "best-test.json", sweep.test.to_dict(deep=False), compact=True)
+        _write_json(tmp / "sweep.json", sweep.to_dict())
+    except OSError as err:  # a full disk: no half-written sweep is left, an earlier one stays
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise DiskError.of(str(target), err, "no sweep was written; an earlier one of this name is as it was") or err
     old = target.with_name(f".{target.name}.old")
     if target.exists():
         if old.exists():

@@ -33,7 +33,7 @@ def write_run(records: Iterable[QuestionRecord], path: Path, level: str = "doc",
             seen.add(name)
             rank += 1
             lines.append(f"{record.id} Q0 {name} {rank} {score:.6f} {tag}")
-    path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    _write(path, lines)
     return len(lines)
 
 
@@ -55,7 +55,7 @@ def write_qrels(questions: Sequence[Question], path: Path, level: str = "doc",
             for cid, units in j.satisfies.items():
                 grades[cid] = max(j.units[u] for u in units)
         lines.extend(f"{q.id} 0 {name} {grade}" for name, grade in grades.items())
-    path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    _write(path, lines)
     return len(lines)
 
 
@@ -97,3 +97,15 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     if problems:
         raise GoldenError(str(path), problems)
     return qrels
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    """The file, whole or not at all: a new temporary file renamed over `path`, so a full disk
+    leaves no partial file and an earlier file as it was (DiskError says so)."""
+    from glassrag.errors import DiskError
+    from glassrag.store.safefile import replace_file
+
+    try:
+        replace_file(path, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+    except OSError as err:
+        raise DiskError.of(str(path), err, f"{path.name} was not written") or err

@@ -78,6 +78,8 @@ def load_corpora(log: Path) -> dict[str, Corpus]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"{path}: {e}", "experiments/corpora.toml names the corpora experiments run on") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deep to be a TOML file of glassrag's") from None
     root = log.resolve().parent
     from glassrag.demo import demo_docs, demo_golden
 

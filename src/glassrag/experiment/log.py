@@ -17,6 +17,10 @@ reproduces.
 An entry without `change` is a benchmark's measurement: `command` reproduces it and
 `results` is the Markdown file (optionally `#heading`) it writes; `make bench-check`
 checks those.
+
+Experiment folders are shared in repositories, so an entry is data: it cannot set what
+glassrag contacts (a setting defined `user_only`, such as `generate.backend`, which would
+receive every question and passage, and the generation key); only the user's own settings can.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from glassrag.config import Config
+from glassrag.config import SETTINGS, Config
 from glassrag.errors import ConfigError
 
 from glassrag.experiment.verdict import RENAMED
@@ -78,6 +82,8 @@ def load(path: Path) -> Experiment:
         raise ConfigError(f"{path}: cannot read it: {e}", "an experiment is a UTF-8 TOML file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}", "fix the line it names") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deep to be an experiment", "see the format in glassrag/experiment/log.py") from None
     problems = [f"unknown key {k!r}" for k in sorted(set(data) - KEYS)]
     for key in ("title", "hypothesis", "verdict"):
         if not isinstance(data.get(key), str) or not data.get(key, "").strip():
@@ -92,6 +98,10 @@ def load(path: Path) -> Experiment:
     elif not data.get("command"):
         problems.append("an entry needs [change] (an experiment) or 'command' (a benchmark that "
                         "reproduces it, with 'results': the Markdown it writes)")
+    for table in ("baseline", "change"):
+        for name in contacted(data.get(table)):
+            problems.append(f"[{table}] sets {name}: an experiment file cannot name what glassrag contacts; "
+                            "only your own settings can (a --config file of yours, or --generator URL)")
     if not isinstance(data.get("shipped", False), bool):
         problems.append("'shipped' is true or false: is the change in the defaults users get")
     if not isinstance(data.get("cites", []), list):
@@ -108,6 +118,15 @@ def load(path: Path) -> Experiment:
     if experiment.measured:
         experiment.configs()  # every setting checked now, not halfway through a run
     return experiment
+
+
+def contacted(table: Any) -> list[str]:
+    """The settings of a [baseline] or [change] table that name what glassrag contacts
+    (defined `user_only`), which an experiment file may not set."""
+    if not isinstance(table, dict):
+        return []
+    return [f"{section}.{key}" for section, values in table.items() if isinstance(values, dict)
+            for key in values if getattr(SETTINGS.get(f"{section}.{key}"), "user_only", False)]
 
 
 def load_all(folder: Path) -> list[Experiment]:

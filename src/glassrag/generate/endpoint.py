@@ -1,7 +1,9 @@
 """Any OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM) by base URL:
 `POST {url}/chat/completions` with {model, messages, max_tokens, temperature, seed};
 the answer is `choices[0].message.content`, the tokens `usage`. A key, when the server
-wants one, comes from the environment variable GLASSRAG_GENERATE_KEY (never a file).
+wants one, comes from the environment variable GLASSRAG_GENERATE_KEY (never a file), and is
+sent only to the URL's own origin: a redirect to another scheme, host or port is followed
+without it (`SameOriginAuth`). The URL is shown and saved without a key in its query.
 """
 
 from __future__ import annotations
@@ -14,21 +16,53 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from glassrag.errors import GenerationError
+from urllib.parse import urlsplit
+
+from glassrag.errors import GenerationError, redact
 from glassrag.generate.base import Completion
 
 POINT = ("start the server (llama.cpp: llama-server -m MODEL.gguf; Ollama: ollama serve) or "
          "correct [generate] backend")
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in: two URLs of one origin
+    are the same server (RFC 6454)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+class SameOriginAuth(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects, but a redirect to another origin drops the Authorization header
+    (urllib copies every header to wherever the server points, the key included)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and origin(newurl) != origin(req.full_url):
+            for name in [k for k in new.headers if k.lower() == "authorization"]:
+                del new.headers[name]
+            new.unredirected_hdrs.pop("Authorization", None)
+        return new
+
+
+_OPENER = urllib.request.build_opener(SameOriginAuth)
+
+
 class Endpoint:
     def __init__(self, url: str, model: str, timeout: float = 120.0) -> None:
         self.url = url.rstrip("/")
+        self.shown = redact(self.url)  # in messages, traces and run files: no key of its query
         self.model = model or "default"
         self.timeout = timeout
 
     def params(self) -> dict[str, Any]:
-        return {"backend": self.url, "model": self.model, "timeout": self.timeout}
+        return {"backend": self.shown, "model": self.model, "timeout": self.timeout}
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
                  seed: int) -> Completion:
@@ -40,21 +74,21 @@ class Endpoint:
         request = urllib.request.Request(self.url + "/chat/completions", body, headers, method="POST")
         t0 = time.perf_counter()
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with _OPENER.open(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as e:
             detail = e.read()[:300].decode("utf-8", "replace")
-            raise GenerationError(f"{self.url} answered HTTP {e.code}: {detail}",
+            raise GenerationError(f"{self.shown} answered HTTP {e.code}: {detail}",
                                   "check [generate] model (the name the server knows) and the URL") from None
         except (urllib.error.URLError, socket.timeout, ConnectionError) as e:
             reason = getattr(e, "reason", e)
-            raise GenerationError(f"nothing usable answers at {self.url}: {reason}", POINT) from None
+            raise GenerationError(f"nothing usable answers at {self.shown}: {reason}", POINT) from None
         try:
             data = json.loads(raw)
             choice = data["choices"][0]
             text = choice["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError):
-            raise GenerationError(f"{self.url} did not answer like an OpenAI-compatible chat endpoint: "
+            raise GenerationError(f"{self.shown} did not answer like an OpenAI-compatible chat endpoint: "
                                   f"{raw[:200].decode('utf-8', 'replace')!r}",
                                   "the URL should be the API base, e.g. http://127.0.0.1:8080/v1") from None
         usage = data.get("usage") or {}

@@ -23,6 +23,7 @@ from pathlib import Path
 from glassrag import threads
 from glassrag.chunk import make_chunker
 from glassrag.config import Config
+from glassrag.errors import IngestError
 from glassrag.indexer.chunks import in_index_order, indexed, join_kept
 from glassrag.indexer.counts import count_terms
 from glassrag.indexer.diff import Before, Gathered, nothing_changed, read_corpora, read_files
@@ -68,6 +69,12 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     documents, chunks = gathered.documents, in_index_order(gathered, chunker)
     text_of = indexed(documents, config)
     counts = count_terms(chunks, text_of, before, config, gathered.new, progress)
+    if len(chunks) and not counts.columns.nnz:  # the LSA and every other retriever need one term
+        raise IngestError(", ".join(map(str, paths)),
+                          f"none of its {len(chunks)} chunk(s) has a word to index (every word is a stopword, "
+                          "or the text is punctuation only)",
+                          "nothing could ever be found in it: check the files (or [analyze] stopwords); "
+                          "no index was written")
     index = build_parts(Index(config, documents, chunks, counts, None, sources=sources),
                         Building(chunks, text_of, report, cache_dir, progress))
     return replace(index, extra=kept_extra(previous, config, report, documents)), report

@@ -80,8 +80,9 @@ def _not_utf8(path: Path) -> IngestError | None:
 
 def walk(paths: list[Path]) -> Walk:
     """Every supported file under `paths`, sorted; hidden files and folders are passed over,
-    symlinked folders are followed once (a loop is reported, not followed). A file whose
-    path is not UTF-8 and a folder that cannot be listed are problems, not crashes."""
+    symlinked folders are followed once (a loop is reported, not followed) when they stay
+    inside the folder given; a link leaving it is a problem, per link, and not read. A file
+    whose path is not UTF-8 and a folder that cannot be listed are problems, not crashes."""
     found = Walk()
     for root in paths:
         if not root.exists():
@@ -105,6 +106,7 @@ def walk(paths: list[Path]) -> Walk:
             found.problems.append(IngestError(shown(e.filename), f"cannot read folder: {e.strerror}",
                                               "check the folder's permissions; nothing in it was read"))
 
+        inside = root.resolve()
         for folder, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
             st = os.stat(folder)
             if (st.st_dev, st.st_ino) in seen:
@@ -112,11 +114,14 @@ def walk(paths: list[Path]) -> Walk:
                 dirs[:] = []
                 continue
             seen.add((st.st_dev, st.st_ino))
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and _inside(Path(folder) / d, inside, root, found))
             for name in sorted(files):
                 if name.startswith("."):
                     continue
                 path = Path(folder) / name
+                if not _inside(path, inside, root, found):
+                    continue
                 if path.suffix.lower() not in LOADERS:
                     found.skipped.append((shown(path), f"unsupported type {path.suffix or '(none)'}"))
                 elif (bad_name := _not_utf8(path)) is not None:
@@ -124,6 +129,25 @@ def walk(paths: list[Path]) -> Walk:
                 else:
                     found.files.append((path, root))
     return found
+
+
+def _inside(path: Path, inside: Path, root: Path, found: Walk) -> bool:
+    """Whether `path`, its links followed, lies inside the folder `inside` (the root given,
+    resolved); a link that leaves it is a problem of its own and is not read: a shared corpus
+    must not make a system file, or the user's, a served document."""
+    if not path.is_symlink():
+        return True  # an entry of a folder already inside (each folder is checked as it is entered)
+    try:
+        real = path.resolve(strict=False)
+    except (OSError, RuntimeError):  # a link loop
+        real = None
+    if real is not None and real.is_relative_to(inside):
+        return True
+    found.problems.append(IngestError(
+        shown(path), f"a symbolic link to outside {shown(root)}: not read",
+        "copy the file into the folder if it belongs to the corpus; links that leave the folder "
+        "given to ingest are never followed"))
+    return False
 
 
 def document_ids(files: list[tuple[Path, Path]]) -> list[str]:

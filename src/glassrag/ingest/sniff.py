@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from pathlib import Path
 
 from glassrag.errors import IngestError
+from glassrag.ingest.ooxml_bounds import check_bounds
 
 OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -76,11 +78,12 @@ def expect_ooxml(path: Path, data: bytes, kind: str) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
-    except zipfile.BadZipFile as err:
+            if OOXML_PARTS[kind] in names:
+                check_bounds(path, archive, len(data))  # the parser's work, bounded (ooxml_bounds.py)
+                return
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as err:  # a part that will not unpack
         raise IngestError(str(path), f"damaged {kind.upper()} file: {err}",
                           "the file is incomplete or corrupt; save or download it again") from None
-    if OOXML_PARTS[kind] in names:
-        return
     other = next((k for k, part in OOXML_PARTS.items() if part in names), None)
     if other is not None:
         raise IngestError(str(path), f"not {name}: this is {OOXML_NAMES[other]}",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -27,11 +26,12 @@ except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
 from glassrag.config import Config
-from glassrag.errors import ConfigError, QueryError
+from glassrag.errors import ConfigError, LockFileError, QueryError
 from glassrag.lab.base import LabBench, choice, setting
 from glassrag.schema import QuestionRecord
 from glassrag.stage_cache import digest
 from glassrag.stats import mcnemar_exact
+from glassrag.store.safefile import open_lock_file, replace_file
 
 KEPT = 50  # runs kept in INDEX/lab/runs.json, newest last
 
@@ -102,24 +102,27 @@ def keep_run(bench: LabBench, record: dict[str, Any]) -> str:
     path = runs_file(bench)
     if path is None:
         return "runs are not kept: no index folder"
+    if path.parent.is_symlink():  # a shared index's link would have runs written elsewhere
+        return f"runs are not kept: {path.parent} is a symbolic link"
     try:
         path.parent.mkdir(exist_ok=True)
         with _locked(path.with_name(".runs.lock")):
             runs = [r for r in read_runs(bench) if r["id"] != record["id"]] + [record]
-            tmp = path.with_name(f".runs.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps({"format": "glassrag-lab-runs", "runs": runs[-KEPT:]}, ensure_ascii=False),
-                           encoding="utf-8")
-            tmp.replace(path)
+            replace_file(path, json.dumps({"format": "glassrag-lab-runs", "runs": runs[-KEPT:]},
+                                          ensure_ascii=False).encode("utf-8"))
     except OSError as e:
         return f"could not keep the run in {path}: {e.strerror}"
+    except LockFileError as e:
+        return f"could not keep the run: {e.problem}"
     return ""
 
 
 @contextlib.contextmanager
 def _locked(lock: Path) -> Iterator[None]:
     """An exclusive advisory lock (flock) held for the block; where fcntl does not exist
-    (Windows) the block runs unlocked, as `serve` runs one process there."""
-    with open(lock, "a+b") as handle:
+    (Windows) the block runs unlocked, as `serve` runs one process there. The lock file is
+    never opened through a link, nor when it is not a regular file (LockFileError)."""
+    with os.fdopen(open_lock_file(lock), "r+b") as handle:
         if fcntl is not None:
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:

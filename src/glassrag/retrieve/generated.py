@@ -54,6 +54,13 @@ WRITTEN_KEPT = 16_384
 _WRITTEN: dict[tuple[Any, ...], str] = {}
 
 
+def generates(config: Config) -> bool:
+    """Whether a question under `config` asks the generator for words (a retriever of PROMPTS
+    fused or observed): about 1 CPU s a question with the bundled model, far more with many
+    tokens, so a web page's link cannot switch it on (web/pages.py)."""
+    return any(name in PROMPTS for name in (*config.retrieve.retrievers, *config.retrieve.observe))
+
+
 def can_generate(index: Index, config: Config | None = None) -> bool:
     """Whether these retrievers can run on `index` with `config`'s generator (the index's own
     settings when None): see `unavailable`. The web's form offers them only then."""

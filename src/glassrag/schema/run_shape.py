@@ -8,6 +8,7 @@ names the first field that does not fit, as a path such as `questions[3].stages.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,5 +153,17 @@ RUN = Obj({
 
 def run_problem(data: dict[str, Any]) -> str | None:
     """The first field of a run (already known to be an object of this format) whose shape
-    is wrong, as `path should be X, not Y`; None when every field fits."""
-    return RUN.problem(data, "run")
+    is wrong, as `path should be X, not Y`, or text in it that is not Unicode; None when
+    every field fits."""
+    return RUN.problem(data, "run") or text_problem(data)
+
+
+def text_problem(data: Any) -> str | None:
+    """A lone surrogate anywhere in `data` (a key or a value): JSON's `\\ud800` escape with
+    no pair decodes to one, which no page, terminal or file can encode (issue 51.12)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (f"the run holds text that is not Unicode (a lone surrogate, "
+                f"\\u{ord(e.object[e.start]):04x}, at character {e.start} of its text)")
+    return None

@@ -42,7 +42,11 @@ from glassrag.lexical.bm25 import Columns, TermCounts, bm25_weights
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import FORMAT_VERSION, Embedded, Index, Part, Stored, checked_part
 from glassrag.store.lock import LOCK_FILE, WriterLock
-from glassrag.store.tables import FolderChunks, DocumentTable, load_array, write_tables
+from glassrag.store.pointer import live_generation, read_pointer
+from glassrag.store.safefile import replace_file
+from glassrag.store import shapes
+from glassrag.store.shapes import FLOAT, INTEGER, NUMBER
+from glassrag.store.tables import FolderChunks, DocumentTable, write_tables
 
 POINTER = "CURRENT"
 OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
@@ -111,16 +115,14 @@ class EmbeddedStore:
         try:
             self._write_generation(tmp, index)
             os.rename(tmp, self.path / name)
-            pointer_tmp = self.path / f".{POINTER}.tmp"
-            pointer_tmp.write_text(name + "\n", encoding="utf-8")
-            _fsync(pointer_tmp)
             old = self._current_name()
-            os.replace(pointer_tmp, self.path / POINTER)
+            # a new temporary file, fsynced, renamed over CURRENT (safefile.py: a link planted
+            # in the folder is never written through)
+            replace_file(self.path / POINTER, (name + "\n").encode("utf-8"), sync=True)
         except BaseException as err:
             shutil.rmtree(tmp, ignore_errors=True)
-            try:  # the pointer's temporary file, and a generation renamed in but never made current
-                (self.path / f".{POINTER}.tmp").unlink(missing_ok=True)
-                if (self.path / name).exists() and self._current_name() != name:
+            try:  # a generation renamed in but never made current
+                if (self.path / name).exists() and self._pointer() != name:
                     shutil.rmtree(self.path / name, ignore_errors=True)
             except OSError:
                 pass
@@ -186,17 +188,33 @@ class EmbeddedStore:
         # the manifest is written last: a generation without one is incomplete
         _write_json(folder / "manifest.json", manifest)
 
+    def generation(self) -> str:
+        """The live generation's name (the web app re-reads an index when it changes)."""
+        name = self._current_name()
+        if name is None:
+            raise StoreError(f"{self.path} is no longer a glassrag index (no {POINTER} file)",
+                             f"rebuild it: glassrag ingest PATH --index {self.path}")
+        return name
+
+    def _pointer(self) -> str | None:
+        return read_pointer(self.path / POINTER)
+
     def _current_name(self) -> str | None:
-        pointer = self.path / POINTER
-        return pointer.read_text(encoding="utf-8").strip() if pointer.is_file() else None
+        return live_generation(self.path, POINTER)
 
     def _remove_leftovers(self) -> None:
-        """Temporary folders and unreferenced generations from an interrupted write."""
+        """Temporary folders and files and unreferenced generations from an interrupted write
+        (a link among them is removed itself, never what it points to)."""
         current = self._current_name()
         for entry in self.path.iterdir():
-            if entry.name.startswith(".tmp-gen-") or (
+            if entry.name.startswith(f".{POINTER}.") and entry.name.endswith(".tmp"):
+                entry.unlink(missing_ok=True)
+            elif entry.name.startswith(".tmp-gen-") or (
                     entry.name.startswith("gen-") and entry.name != current):
-                shutil.rmtree(entry, ignore_errors=True)
+                if entry.is_symlink():
+                    entry.unlink()
+                else:
+                    shutil.rmtree(entry, ignore_errors=True)
 
     # reading ---------------------------------------------------------------------------
 
@@ -230,8 +248,8 @@ class EmbeddedStore:
         folder = self.path / name
         self._read_from, self._has_read = name, True
         try:
-            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
+            manifest = shapes.table(folder / "manifest.json")
+        except (OSError, ValueError) as err:
             raise StoreError(f"{folder}: manifest unreadable ({err})",
                              "rebuild the index with glassrag ingest") from None
         version = manifest.get("format_version")
@@ -242,7 +260,7 @@ class EmbeddedStore:
                 "rebuild it with glassrag ingest (the documents are not changed)")
         try:
             return self._read_generation(folder, manifest)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as err:
             raise StoreError(f"{folder}: index files damaged ({type(err).__name__}: {err})",
                              "rebuild the index with glassrag ingest") from None
 
@@ -251,33 +269,42 @@ class EmbeddedStore:
         documents = DocumentTable(folder)
         chunks = FolderChunks(folder)
         lex = folder / "lexical"
-        terms = json.loads((lex / "vocab.json").read_text(encoding="utf-8"))
+        # every array checked against the tables it indexes (store/shapes.py): n chunks, V terms,
+        # one count and one BM25 weight per posting
+        n, terms = len(chunks), shapes.strings(lex / "vocab.json")
         vocab = dict(zip(terms, range(len(terms))))
-        doc_len = load_array(lex / "doc_len.npy")
-        tf = Columns(load_array(lex / "tf_indptr.npy"), load_array(lex / "tf_indices.npy"),
-                     load_array(lex / "tf_data.npy"), (len(doc_len), len(terms)))
+        doc_len = shapes.array(lex / "doc_len.npy", NUMBER, (n,))
+        indices = shapes.array(lex / "tf_indices.npy", INTEGER, (None,))
+        tf = Columns(shapes.array(lex / "tf_indptr.npy", INTEGER, (len(terms) + 1,)), indices,
+                     shapes.array(lex / "tf_data.npy", NUMBER, (len(indices),)), (len(doc_len), len(terms)))
         counts = TermCounts(vocab, tf, doc_len)
         facts = manifest.get("stored", {})
         params = facts.get("bm25", {})
-        doc_chunks = load_array(folder / "doc_chunks.npy")
+        doc_chunks = shapes.array(folder / "doc_chunks.npy", INTEGER, (len(documents),))
         chunkless = [bytes(documents.sorted_ids[r]).decode("utf-8")
                      for r in np.flatnonzero(np.asarray(doc_chunks) == 0).tolist()]
         stored = Stored(
-            bm25=(float(params["k1"]), float(params["b"]), load_array(lex / "bm25.npy")) if params else None,
+            bm25=(float(params["k1"]), float(params["b"]), shapes.array(lex / "bm25.npy", FLOAT, (len(indices),)))
+            if params else None,
             superseded=dict(facts.get("superseded", {})), newest_date=facts.get("newest_date"),
             doc_chunks=_DocChunks(documents, doc_chunks),
             content_hashes=documents.content_hashes(), chunkless=chunkless,
             folder=folder, counts=counts)
         lsa = None
         if (folder / "lsa").is_dir():
-            params = json.loads((folder / "lsa" / "params.json").read_text(encoding="utf-8"))
-            arrays = {p.stem: load_array(p) for p in (folder / "lsa").glob("*.npy")}
+            params = shapes.table(folder / "lsa" / "params.json")
+            at = folder / "lsa"
+            term_vectors = shapes.array(at / "term_vectors.npy", FLOAT, (len(terms), None))
+            dim = term_vectors.shape[1]
+            arrays = {"idf": shapes.array(at / "idf.npy", NUMBER, (len(terms),)), "term_vectors": term_vectors,
+                      "passage_vectors": shapes.array(at / "passage_vectors.npy", FLOAT, (n, dim)),
+                      "variance_share": shapes.array(at / "variance_share.npy", NUMBER, (None,))}
             lsa = LSA.from_arrays(params, vocab, arrays)
         embeddings = {}
         if (folder / "neural").is_dir():
             for sub in sorted((folder / "neural").iterdir()):
-                params = json.loads((sub / "params.json").read_text(encoding="utf-8"))
-                embeddings[sub.name] = Embedded(sub.name, params, load_array(sub / "vectors.npy"))
+                params = shapes.table(sub / "params.json")
+                embeddings[sub.name] = Embedded(sub.name, params, shapes.array(sub / "vectors.npy", FLOAT, (n, None)))
         parts = {sub.name: _read_part(sub) for sub in sorted((folder / "parts").iterdir())} \
             if (folder / "parts").is_dir() else {}
         return Index(config, documents, chunks, counts, lsa, read_extra(manifest.get("extra", {})), embeddings,
@@ -315,8 +342,8 @@ def _write_part(folder: Path, part: Part) -> None:
 
 
 def _read_part(folder: Path) -> Part:
-    params = json.loads((folder / "params.json").read_text(encoding="utf-8"))
-    return Part(params, {p.stem: load_array(p) for p in sorted(folder.glob("*.npy"))})
+    params = shapes.table(folder / "params.json")
+    return Part(params, {p.stem: shapes.array(p, shapes.STORED) for p in sorted(folder.glob("*.npy"))})
 
 
 def _link(source: Path, target: Path, names: Iterable[str]) -> None:
@@ -331,14 +358,10 @@ def _link(source: Path, target: Path, names: Iterable[str]) -> None:
 
 def _is_own(name: str) -> bool:
     """glassrag's own entries in an index folder, including a first write's leftovers."""
-    return name in OWN_FOLDERS or name in (LOCK_FILE, f".{POINTER}.tmp") or \
-        name.startswith((".tmp-gen-", "gen-"))
+    return name in OWN_FOLDERS or name == LOCK_FILE or name.startswith((".tmp-gen-", "gen-")) or \
+        (name.startswith(f".{POINTER}.") and name.endswith(".tmp"))
 
 
 def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
-
-def _fsync(path: Path) -> None:
-    with path.open("rb") as f:
-        os.fsync(f.fileno())

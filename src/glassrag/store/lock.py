@@ -8,6 +8,11 @@ for the message a second writer gets; it is rewritten by every writer that takes
 A second writer polls for a bounded time (`wait` seconds), then fails with a StoreError
 that names the holder. Readers never take the lock: generations are written beside the
 live one and switched to with one atomic rename.
+
+An index folder may be shared (a repository, a network drive), so its lock file is not
+trusted: it is opened without following a symbolic link and refused unless it is a regular
+file (`open_lock_file`), as a link planted there would otherwise have the writer truncate
+whatever file it points to.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from glassrag.errors import StoreError
+from glassrag.store.safefile import open_lock_file
 
 LOCK_FILE = ".writer.lock"
 POLL_SECONDS = 0.1
@@ -65,7 +71,7 @@ class WriterLock:
                 fd = self._open()
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = self.holder()
+                    holder = self.holder(fd)
                     os.close(fd)
                     raise StoreError(
                         f"{self.path.parent} is being written by another glassrag ({holder}); "
@@ -73,7 +79,7 @@ class WriterLock:
                         "let it finish and run this again, or wait longer with --wait SECONDS"
                     ) from None
                 if not told and self.notify is not None:
-                    self.notify(self.holder())
+                    self.notify(self.holder(fd))
                     told = True
                 time.sleep(POLL_SECONDS)
             except BaseException:
@@ -91,15 +97,16 @@ class WriterLock:
     def _open(self) -> int:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
             raise StoreError(f"{self.path.parent}: cannot take the writer lock ({e.strerror})",
                              "check that the index folder is writable by you") from None
+        return open_lock_file(self.path, "writer lock", "check that the index folder is writable by you")
 
     def _still_linked(self, fd: int) -> bool:
-        """The locked file is the one at `path` (not one unlinked while this writer waited)."""
+        """The locked file is the one at `path` (not one unlinked, or replaced by a link,
+        while this writer waited)."""
         try:
-            return os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            return os.lstat(self.path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             return False
 
@@ -112,10 +119,12 @@ class WriterLock:
         self.path.unlink()
         folder.rmdir()
 
-    def holder(self) -> str:
-        """Who holds the lock, as the holder wrote it: `pid 123 on host: glassrag ingest …, since …`."""
+    def holder(self, fd: int) -> str:
+        """Who holds the lock, as the holder wrote it in the file open as `fd`:
+        `pid 123 on host: glassrag ingest …, since …`."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
             return f"pid {data['pid']} on {data['host']}: {data['command']}, since {data['since']}"
         except (OSError, ValueError, KeyError, TypeError):
             return "a writer that has not yet said who it is"
+

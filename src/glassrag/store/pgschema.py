@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from glassrag.errors import StoreError
+from glassrag.errors import StoreError, redact  # noqa: F401 - redact is imported from here too
 
 PG_FORMAT = 3
 DEFAULT_SCHEMA = "glassrag"
@@ -77,14 +77,10 @@ def parse_location(url: str) -> Location:
         raise StoreError(f"schema name {schema!r} in {redact(url)} is not a plain identifier",
                          "use lower-case letters, digits and _ (e.g. ?schema=handbook)")
     rest = urlencode([(k, v) for k, v in query if k != "schema"])
-    return Location(urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), schema)
-
-
-def redact(url: str) -> str:
-    """The text without the password of any URL or libpq keyword in it (`user:PASSWORD@`,
-    `password=PASSWORD`), for everything glassrag shows or saves: messages, run files, pages."""
-    url = re.sub(r"(://[^:/@\s]*):[^@\s]*@", r"\1:***@", url)
-    return re.sub(r"(?i)(\bpassword=)[^&\s]*", r"\1***", url)
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment))
+    if not parts.netloc:  # postgresql:///db?host=/run/pg: urlunsplit drops the empty authority's //
+        url = url.replace(f"{parts.scheme}:", f"{parts.scheme}://", 1)
+    return Location(url, schema)
 
 
 def connect(location: Location, autocommit: bool = False) -> Any:

@@ -27,8 +27,10 @@ from glassrag.errors import StoreError
 from glassrag.ingest.versions import superseded
 from glassrag.schema import Chunk, Document
 from glassrag.store.base import ChunkRows, parse_date
+from glassrag.store.shapes import BYTES, INTEGER, array, load_array  # noqa: F401 - load_array is imported from here too
 
-DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError)
+# RecursionError: a row nested thousands deep (json.loads recurses per level)
+DAMAGE = (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError, RecursionError)
 # parsed chunks kept per table (a Chunk is frozen, so they are shared safely): a question reads
 # about 110 chunks (the rerankers, the excerpts, the reader), many of them the same from one
 # question to the next; parsing their rows again was a tenth of a demo ask (issue 30). About
@@ -51,13 +53,6 @@ def check_size(path: Path, expected: int) -> None:
     if size != expected:
         raise StoreError(f"{path}: index files damaged ({size} bytes where the offsets say {expected})",
                          "rebuild the index with glassrag ingest")
-
-
-def load_array(path: Path) -> np.ndarray:
-    """A memory-mapped array (pages are read when touched), as a plain ndarray over the map: a
-    slice of an `np.memmap` is a memmap too, made through its Python `__array_finalize__`,
-    which was 15 % of the web server's samples under bench/load.py (issue 30)."""
-    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
 
 
 class Bytes:
@@ -131,12 +126,13 @@ class FolderChunks(ChunkRows):
         self.folder = folder
         self._rows = Bytes(folder / "chunks.jsonl")
         self._texts = Bytes(folder / "texts.bin")
-        self.offsets = load_array(folder / "chunk_offsets.npy")  # n + 1 line starts
-        self.text_spans = load_array(folder / "chunk_text.npy")  # n × 2 byte ranges in texts.bin
-        self.ids = load_array(folder / "chunk_ids.npy")  # bytes, index order
-        self.words = load_array(folder / "chunk_words.npy")  # whitespace-separated words per chunk
-        self.positions = IdLookup(load_array(folder / "chunk_ids_sorted.npy"),
-                                  load_array(folder / "chunk_ids_order.npy"))
+        self.ids = array(folder / "chunk_ids.npy", BYTES, (None,))  # bytes, index order
+        n = len(self.ids)
+        self.offsets = array(folder / "chunk_offsets.npy", INTEGER, (n + 1,))  # n + 1 line starts
+        self.text_spans = array(folder / "chunk_text.npy", INTEGER, (n, 2))  # byte ranges in texts.bin
+        self.words = array(folder / "chunk_words.npy", INTEGER, (n,))  # whitespace-separated words per chunk
+        self.positions = IdLookup(array(folder / "chunk_ids_sorted.npy", BYTES, (n,)),
+                                  array(folder / "chunk_ids_order.npy", INTEGER, (n,)))
         check_size(folder / "chunks.jsonl", int(self.offsets[-1]))
         self._at = lru_cache(maxsize=CHUNKS_KEPT)(self._read)  # type: ignore[method-assign]
 
@@ -170,9 +166,10 @@ class DocumentTable(StreamedDocuments):
         self.folder = folder
         self._rows = Bytes(folder / "documents.jsonl")
         self._texts = Bytes(folder / "texts.bin")
-        self.offsets = load_array(folder / "doc_offsets.npy")  # n + 1 line starts
-        self.text_offsets = load_array(folder / "doc_text.npy")  # n + 1 byte offsets in texts.bin
-        self.sorted_ids = load_array(folder / "doc_ids.npy")  # bytes, sorted: row order
+        self.sorted_ids = array(folder / "doc_ids.npy", BYTES, (None,))  # bytes, sorted: row order
+        n = len(self.sorted_ids)
+        self.offsets = array(folder / "doc_offsets.npy", INTEGER, (n + 1,))  # n + 1 line starts
+        self.text_offsets = array(folder / "doc_text.npy", INTEGER, (n + 1,))  # byte offsets in texts.bin
         self.rows = IdLookup(self.sorted_ids, np.arange(len(self.sorted_ids)))
         check_size(folder / "documents.jsonl", int(self.offsets[-1]))
         check_size(folder / "texts.bin", int(self.text_offsets[-1]))
@@ -208,7 +205,7 @@ class DocumentTable(StreamedDocuments):
             yield self._document(r, line)
 
     def content_hashes(self) -> Mapping[str, str]:
-        return _Column(self, load_array(self.folder / "doc_hashes.npy"))
+        return _Column(self, array(self.folder / "doc_hashes.npy", BYTES, (len(self),)))
 
 
 class _Column(Mapping[str, str]):

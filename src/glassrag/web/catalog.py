@@ -25,6 +25,7 @@ from glassrag.evaluate.relevance import Judge
 from glassrag.pipeline import Pipeline
 from glassrag.schema import Run
 from glassrag.store import EmbeddedStore, Index, is_postgres, open_store
+from glassrag.store.pgschema import redact
 from glassrag.web.cache import AnswerCache
 from glassrag.web.route import Label, short_tag
 
@@ -118,6 +119,9 @@ class Source:
     def __init__(self, name: str, path: Path | str) -> None:
         self.name = name
         self.path = path
+        # the one place the store's name becomes text (pages, their JSON twins, messages):
+        # a folder's path, or a postgresql:// URL without its password
+        self.shown = redact(str(path))
         self.store = open_store(path)  # a folder, or a PostgreSQL schema (a postgresql:// URL)
         self._lock = threading.Lock()
         self._live: Live | None = None
@@ -134,14 +138,7 @@ class Source:
 
     @property
     def generation(self) -> str:
-        if is_postgres(str(self.path)):
-            return self.store.generation()
-        pointer = self.path / "CURRENT"
-        try:
-            return pointer.read_text(encoding="utf-8").strip()
-        except OSError:
-            raise StoreError(f"{self.path} is no longer a glassrag index (no CURRENT file)",
-                             f"rebuild it: glassrag ingest PATH --index {self.path}") from None
+        return self.store.generation()  # CURRENT checked (store/embedded.py), or PostgreSQL's
 
     def index(self) -> Index:
         return self.live().index
@@ -225,7 +222,7 @@ class Source:
             listed = ", ".join(names) or "none yet"
             raise NotFound(f"index {self.name!r} has no run named {name!r}",
                            f"runs of this index: {listed}; save one with "
-                           f"glassrag eval --index {self.path} --golden FILE --save NAME")
+                           f"glassrag eval --index {self.shown} --golden FILE --save NAME")
         path = self.path / "runs" / f"{name}.json"
         try:
             body = path.read_bytes()
@@ -336,6 +333,8 @@ def _parse_run(name: str, path: Path, body: bytes) -> RunFile:
         return RunFile(name, path, None, f"unreadable: {e}")
     except json.JSONDecodeError as e:
         return RunFile(name, path, None, f"not JSON ({e.msg} at line {e.lineno})")
+    except RecursionError:
+        return RunFile(name, path, None, "nested too deep to be a run file")
     try:
         run = Run.from_dict(data, f"runs/{name}.json")
     except RunFileError as e:

@@ -9,7 +9,13 @@ A GET never changes state: any page the user visits elsewhere can make the brows
   (`Origin` equal to `http://HOST`, or `null`, as the app's no-referrer policy makes a browser
   send it, with `Sec-Fetch-Site: same-origin`; `Sec-Fetch-Site` same-origin or none);
 
-and at most `PER_MINUTE` such POSTs are taken from one client address in any 60 s (429 with
+A GET that would start expensive work (generated-words retrievers switched on by a link's
+settings, a lab evaluation of settings other than the index's own) needs the same token in its
+query (`Forms.needs_token`): the page's own GET forms carry it, a cross-site link cannot
+(issue 51.3). A GET with the index's own settings starts that work at most once per generation
+and process (it is kept).
+
+At most `PER_MINUTE` such POSTs are taken from one client address in any 60 s (429 with
 Retry-After beyond). Generation runs in its own queue (`GenerationQueue`): one answer written at
 a time and `WAITING` more queued; beyond that 503 with Retry-After, so the page workers stay free
 and the other pages fast.
@@ -91,6 +97,12 @@ class Forms:
                 raise TooMany(f"{self.per_minute} runs in the last minute from {client or 'this client'}",
                               "wait a little and submit again", int(60 - (now - times[0])) + 1)
             times.append(now)
+
+
+    def needs_token(self, params: dict[str, str], what: str, hint: str) -> None:
+        """Refused unless the GET's query carries this server's token (`what` would start)."""
+        if not hmac.compare_digest(params.get("token", ""), self.token):
+            raise Refused(f"a link (GET) does not start {what}", hint)
 
 
 class GenerationQueue:

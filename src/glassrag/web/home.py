@@ -45,7 +45,7 @@ def _or_problem(source: Source) -> dict[str, Any]:
     try:
         return corpus_view(source)
     except GlassragError as e:
-        return {"index": source.name, "path": str(source.path), "problem": e.problem, "hint": e.hint}
+        return {"index": source.name, "path": source.shown, "problem": e.problem, "hint": e.hint}
 
 
 HEADLINE_RULE = (f"runs/{RUN_NAME}.json (what glassrag corpus build and glassrag demo save) when it can be "
@@ -71,7 +71,7 @@ def corpus_view(source: Source) -> dict[str, Any]:
     index = source.index()
     golden = source.golden()
     out: dict[str, Any] = {
-        "index": source.name, "path": str(source.path),
+        "index": source.name, "path": source.shown,
         "documents": len(index.documents), "chunks": len(index.chunks),
         "golden": _golden(golden.questions, golden.path) if golden else None,
         "stages": stages(index.config, index.extra),

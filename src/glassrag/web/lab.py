@@ -41,6 +41,13 @@ def bench_of(source: Source) -> LabBench:
     return made
 
 
+def changes_losses(source: Source, params: Mapping[str, str]) -> bool:
+    """Whether exhibit 6's `params` name settings other than the index's own: each such set is
+    an evaluation of the test split, which a link (GET) cannot start without the token."""
+    bench = bench_of(source)
+    return losses.settings(bench, params) != losses.settings(bench, {})
+
+
 def _questions(source: Source) -> tuple[list[Question], str]:
     """The index's labelled questions: its golden JSONL file, else the BEIR folder it was
     built from (its queries and qrels)."""

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from glassrag import __version__
+from glassrag.retrieve.generated import generates
 from glassrag.web.analytics import AnalyticsView
 from glassrag.web.ask import AskView
 from glassrag.web.catalog import BadRequest, Catalog, NotFound, Source
@@ -96,6 +97,9 @@ class Pages:
                              "use the page's 'Write an answer with the model' button (a POST)")
         params = {**params, "generate.enabled": "true" if posted is not None else "false"}
         view = AskView(self.catalog.get(params.get("index")), params, self.generator)
+        if posted is None and view.chosen and generates(view.config):
+            self.forms.needs_token(params, "the generated-words retrievers with settings of its own",
+                                   "change the settings with the page's own settings form")
         if as_json:  # the twin as it was kept: no parse, no second encoding
             return Response(view.body(), media_type="application/json")
         data = view.data()
@@ -167,14 +171,17 @@ class Pages:
 
     def lab(self, request: Request, as_json: bool) -> Response:
         """/lab (the exhibits) and /lab/NAME (one exhibit), each with its .json twin."""
-        from glassrag.web.lab import exhibit_data, overview
+        from glassrag.web.lab import changes_losses, exhibit_data, overview
 
         source = self.source(request)
         params = dict(request.query_params)
         name = request.url.path.removesuffix(".json").rsplit("/", 1)[-1]
-        if name == "losses" and any(k in params for k in ("token", "record")):
+        if name == "losses" and "record" in params:
             raise BadRequest("a lab run is recorded only by the page's form (a POST), not by a link",
                              "use the 'Run the test split' button")
+        if name == "losses" and changes_losses(source, params):
+            self.forms.needs_token(params, "an evaluation of the test split with settings of its own",
+                                   "use the page's 'Run the test split' button")
         data = overview(source) if name == "lab" else exhibit_data(source, name, params)
         if as_json:
             return json_response(data)
@@ -190,7 +197,8 @@ class Pages:
         data = exhibit_data(self.catalog.get(posted.get("index")), "losses", posted, record=True)
         if as_json:
             return json_response(data)
-        return RedirectResponse("/lab/losses?" + urlencode(posted), status_code=303)
+        # the page of these settings, with the token a GET of other settings than the index's needs
+        return RedirectResponse("/lab/losses?" + urlencode({**posted, "token": self.forms.token}), status_code=303)
 
     def extra(self, request: Request, as_json: bool) -> Response:
         source = self.source(request)

@@ -197,7 +197,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     routes = [
         Route("/", _endpoint(pages, pages.home, {"index"}, workers=workers)),
         Route("/.json", _endpoint(pages, pages.home, {"index"}, workers=workers)),
-        *both("/ask", pages.ask, {"index", "q", "run"}, settings_too=True),
+        # token: a GET of the page's own forms may start the expensive work a link may not (forms.py)
+        *both("/ask", pages.ask, {"index", "q", "run", "token"}, settings_too=True),
         *posts("/ask", {"index", "q", "run"}, True, generate),
         *posts("/lab/losses", {"index", *EXHIBITS["losses"].params}, False, record),
         *both("/analytics", pages.analytics, {"index", "run"}),
@@ -210,7 +211,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
                                                            suffix_from="file")),
         Route("/extra.json", _endpoint(pages, pages.extra, {"index"})),
         *both("/lab", pages.lab, {"index"}),
-        *[r for name, e in EXHIBITS.items() for r in both(f"/lab/{name}", pages.lab, {"index", *e.params})],
+        *[r for name, e in EXHIBITS.items()
+          for r in both(f"/lab/{name}", pages.lab, {"index", *e.params, *(["token"] if name == "losses" else [])})],
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     @asynccontextmanager
