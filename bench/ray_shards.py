@@ -82,6 +82,7 @@ def rss_mb(pid: int) -> float | None:
 
 
 def run(shards: int, nodes: int, work: Path) -> dict:
+    load_before = [round(x, 2) for x in os.getloadavg()]
     _, _, qids, texts, qrels = load_scifact("test")
     t0 = time.perf_counter()
     index, report = build_index([SCIFACT], Config())
@@ -151,7 +152,7 @@ def run(shards: int, nodes: int, work: Path) -> dict:
                                                           / float(np.median(in_process)), 3),
                    "model_speedup_core_per_shard_without_overhead": round(
                        float(np.median(in_process)) / float(np.median(slowest_shard)), 2)},
-        "memory": memory,
+        "memory": memory, "load_average_before": load_before,
     }
 
 
@@ -162,7 +163,8 @@ def markdown(r: dict, stopped: str | None) -> str:
         "",
         f"{r['corpus']['chunks']:,} chunks, {r['corpus']['queries']} test queries, depth {r['corpus']['depth']}; "
         f"the shards' actors on {r['nodes_used']} distinct nodes (1 CPU each, 127.0.0.1). "
-        + (f"Paused during the run: processes matching {stopped!r}." if stopped else "Nothing paused."),
+        + (f"Paused during the run: processes matching {stopped!r}." if stopped else "Nothing paused")
+        + f"; load average before {r['load_average_before']} on {os.cpu_count()} cores.",
         "",
         "| | value |", "|---|---|",
         f"| top 10 equal to the single index (whole index's statistics) | {r['equal']['global_top10']}/300 |",
