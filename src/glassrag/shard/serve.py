@@ -16,6 +16,7 @@ with no address): node address 127.0.0.1, no dashboard, nothing listening beyond
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -68,6 +69,10 @@ def connect(address: str | None = None) -> Any:
         else:
             ray.init(include_dashboard=False, _node_ip_address="127.0.0.1", logging_level="ERROR",
                      log_to_driver=False)
+            # the cluster started here ends with this process, before Python joins its threads:
+            # left to Ray's own exit hook (or to atexit's, which run after that), its dashboard
+            # and runtime-env agents outlived a `glassrag ask` (Ray 2.60)
+            getattr(threading, "_register_atexit", atexit.register)(ray.shutdown)
     except Exception as err:  # Ray raises ConnectionError, RuntimeError or its own, by version
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ShardError(f"cannot reach {where}: {type(err).__name__}: {err}",
