@@ -9,6 +9,8 @@ import ipaddress
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -64,8 +66,6 @@ def test_ask_without_ray_starts_a_cluster_and_leaves_nothing_running(demo_shards
     atexit). First in this file, before the session's cluster starts: with that cluster running
     on this loaded 2-core machine, the agents of the command's cluster still outlived it now and
     then (docs/scaling.md)."""
-    import subprocess
-    import sys
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ray-ask-") as folder:  # short: Ray's socket paths
@@ -258,3 +258,27 @@ def test_the_cli_shards_asks_and_evaluates(cluster, demo_shards, tmp_path, capsy
                  "--out", str(tmp_path / "run.json")]) == 0
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["stages"] and "ray-bm25" in run["stages"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    """`glassrag ARGS` in a new process, with none of the variables Ray set in this one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_") and k != "GLASSRAG_RAY"}
+    return subprocess.run([sys.executable, "-m", "glassrag.cli", *args], env={**env, "HF_HUB_OFFLINE": "1"},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_another_process_asks_on_the_running_cluster_by_its_loopback_address(cluster, demo_shards):
+    """`--ray 127.0.0.1:PORT` from a new process joins the running cluster (Ray would rewrite
+    127.0.0.1 to the interface's address, where nothing listens, and retry for minutes)."""
+    done = cli("ask", "What does E-4107 mean?", "--index", str(demo_shards[1]), "--ray", cluster.address, "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert any(t["name"] == "ray-bm25" and t["hits"] for t in json.loads(done.stdout)["trace"])
+
+
+def test_an_unreachable_cluster_is_an_error_at_once(demo_shards):
+    started = time.monotonic()
+    done = cli("ask", "What does E-4107 mean?", "--index", str(demo_shards[1]), "--ray", "127.0.0.1:9")
+    assert done.returncode == 8 and "cannot reach the Ray cluster at 127.0.0.1:9" in done.stderr, done.stderr
+    assert time.monotonic() - started < 60
+    done = cli("ask", "What does E-4107 mean?", "--index", str(demo_shards[1]), "--ray", "nowhere")
+    assert done.returncode == 8 and "is not HOST:PORT" in done.stderr, done.stderr

@@ -59,11 +59,12 @@ def connect(address: str | None = None) -> Any:
     """Ray, connected to the cluster at `address` (else GLASSRAG_RAY; else a one-machine cluster
     started here, on loopback, without the dashboard); nothing is done when already connected."""
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
-    ray = ray_module(loopback=not address)
+    ray = ray_module(loopback=not address or _on_loopback(address))
     if ray.is_initialized():
         return ray
     try:
         if address:
+            _reachable(address)
             ray.init(address=address, include_dashboard=False, logging_level="ERROR",
                      log_to_driver=False)
         else:
@@ -73,12 +74,42 @@ def connect(address: str | None = None) -> Any:
             # left to Ray's own exit hook (or to atexit's, which run after that), its dashboard
             # and runtime-env agents outlived a `glassrag ask` (Ray 2.60)
             getattr(threading, "_register_atexit", atexit.register)(ray.shutdown)
+    except ShardError:
+        raise
     except Exception as err:  # Ray raises ConnectionError, RuntimeError or its own, by version
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ShardError(f"cannot reach {where}: {type(err).__name__}: {err}",
                          "start it (ray start --head --node-ip-address 127.0.0.1) or give its address "
                          "with --ray HOST:PORT; without --ray a one-machine cluster is started") from None
     return ray
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ShardError(f"--ray {address!r} is not HOST:PORT", "give the head node's address, e.g. 10.0.0.1:6379")
+    return host.strip("[]"), int(port)
+
+
+def _on_loopback(address: str) -> bool:
+    """Whether the cluster at `address` is on this machine's loopback (Ray must then keep
+    127.0.0.1 rather than rewrite it to the interface's address, which it does not listen on)."""
+    host = _host_port(address)[0]
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+def _reachable(address: str, seconds: float = 5.0) -> None:
+    """ShardError unless something accepts a connection at `address` within `seconds`: Ray itself
+    retries an unreachable head for minutes, printing a warning every 5 s."""
+    import socket
+
+    host, port = _host_port(address)
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as err:
+        raise ShardError(f"cannot reach the Ray cluster at {address}: {err.strerror or err}",
+                         "start it (ray start --head --port PORT), or check --ray / $GLASSRAG_RAY; "
+                         "without either a one-machine cluster is started") from None
 
 
 class ShardServer:
