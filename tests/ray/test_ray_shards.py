@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,47 +57,6 @@ def shown(answer: dict) -> tuple:
 
 def listed(hits) -> list[tuple[str, float]]:
     return [(h.chunk_id, h.score) for h in hits]
-
-
-def test_ask_without_ray_starts_a_cluster_and_leaves_nothing_running(demo_shards):
-    """Without --ray, `glassrag ask` starts a one-machine cluster (loopback, its own RAY_TMPDIR)
-    and no process of it outlives the command (Ray's agents did when its shutdown was left to
-    atexit). First in this file, before the session's cluster starts: with that cluster running
-    on this loaded 2-core machine, the agents of the command's cluster still outlived it now and
-    then (docs/scaling.md)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="ray-ask-") as folder:  # short: Ray's socket paths
-        # a user's shell: none of the variables Ray set in this process for the session's cluster
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_") and k != "GLASSRAG_RAY"}
-        env.update({"RAY_TMPDIR": folder, "HF_HUB_OFFLINE": "1"})
-        done = subprocess.run([sys.executable, "-m", "glassrag.cli", "ask", "What does E-4107 mean?", "--index",
-                               str(demo_shards[1]), "--json"], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert any(t["name"] == "ray-bm25" for t in json.loads(done.stdout)["trace"])
-        deadline = time.monotonic() + 30  # Ray's agents notice their raylet's end within seconds
-        while (left := started_in(folder)) and time.monotonic() < deadline:
-            time.sleep(1)
-        for pid in left:  # a failed test leaves nothing running either
-            os.kill(pid, signal.SIGKILL)
-        assert not left
-
-
-def started_in(folder: str) -> list[int]:
-    """The live processes whose environment names RAY_TMPDIR=folder (read from /proc: Ray's
-    processes rewrite their titles, and psutil then misreads their environment)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if f"RAY_TMPDIR={folder}".encode() in env and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def test_sharded_bm25_equals_the_single_index_on_scifact(cluster, scifact_shards):

@@ -4,6 +4,7 @@ an error that says how to install it."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def single(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_shard_of_is_stable_and_in_range():
-    assert shard_of("manual", 3) == int.from_bytes(__import__("hashlib").sha256(b"manual").digest()[:8], "big") % 3
+    assert shard_of("manual", 3) == int.from_bytes(hashlib.sha256(b"manual").digest()[:8], "big") % 3
     assert {shard_of(f"doc-{i}", 3) for i in range(50)} == {0, 1, 2}
     assert shard_of("x", 1) == 0
 

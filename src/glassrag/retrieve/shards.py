@@ -10,7 +10,6 @@ are the gate's lexical signals: only the search itself goes to the shards.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 from glassrag.config import Config
