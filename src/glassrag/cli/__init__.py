@@ -13,6 +13,7 @@ sub-commands to the parser. The only place that turns errors into messages and e
     sweep      sweep.py       a grid of settings
     demo       demo.py        the README's first command
     corpus     corpus.py      prepared corpora (corpora/NAME): build one as demo builds the demo
+    shard      shard.py       split an index into shards searched on a Ray cluster (--ray)
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ import argparse  # noqa: E402
 from typing import Callable, Sequence  # noqa: E402
 
 from glassrag import __version__, threads  # noqa: E402
-from glassrag.cli import ask, corpus, demo, documents, evaluate, experiment, ingest, serve, settings, sweep, train, trec, tune  # noqa: E402,E501
+from glassrag.cli import ask, corpus, demo, documents, evaluate, experiment, ingest, serve, settings, shard, sweep, train, trec, tune  # noqa: E402,E501
 from glassrag.cli.common import Text, err, redact  # noqa: E402
 from glassrag.errors import DiskError, GlassragError, visible_lines  # noqa: E402
 
 # in the order `glassrag --help` lists their commands
-GROUPS = (ingest, documents, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo, corpus)
+GROUPS = (ingest, documents, ask, evaluate, trec, experiment, tune, train, serve, settings, sweep, demo, corpus, shard)
 
 DESCRIPTION = ("Transparent retrieval over your documents: ingest them into an index, ask questions "
                "and see every stage's route to the answer, evaluate each stage on a golden set, "

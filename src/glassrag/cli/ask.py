@@ -10,6 +10,7 @@ from typing import Any
 
 from glassrag.cli import terminal
 from glassrag.cli.common import CONFIG_HELP, INDEX_HELP, setting_help
+from glassrag.cli.shard import ray_flag, use_ray
 from glassrag.config import SETTINGS, layered
 from glassrag.errors import visible, visible_lines
 from glassrag.schema import Answer
@@ -23,6 +24,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--k", type=SETTINGS["answer.k"].argtype("--k"), help=SETTINGS["answer.k"].help())
     p.add_argument("--json", action="store_true", help="print the Answer with its trace as JSON")
     generation_flags(p)
+    ray_flag(p)
     p.set_defaults(run=cmd_ask)
 
 
@@ -47,6 +49,7 @@ def generation_layer(args: argparse.Namespace | None) -> dict[str, Any]:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    use_ray(args)
     flags = {"--k": {"answer": {"k": args.k}}, **generation_layer(args)}
     answer = ask(args.index, args.question, args.config, flags)
     if args.json:

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from glassrag.cli.ask import generation_flags, generation_layer
 from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Text, err, out, progress
+from glassrag.cli.shard import ray_flag, use_ray
 from glassrag.cli.trec import trec_level
 from glassrag.config import layered
 from glassrag.schema import metric_spec
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
                         "these on the golden set's train split (the gate then passes every question, and "
                         "the run says so)")
     generation_flags(p)
+    ray_flag(p)
     p.set_defaults(run=cmd_eval)
 
     p = sub.add_parser("compare", help="compare two runs: differences, paired tests, flips")
@@ -90,6 +92,7 @@ def golden_check(file: Path, location: str | None = None) -> int:
 # eval ------------------------------------------------------------------------------------
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    use_ray(args)
     run = evaluation(args.index, Path(args.golden), args.split, args.config, generation_layer(args),
                      args.calibrate)
     print_run(run)

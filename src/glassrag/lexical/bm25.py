@@ -145,14 +145,33 @@ def term_weight(tf: np.ndarray, doc_len: np.ndarray, avgdl: float, k1: float,
     return tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc_len / avgdl))
 
 
-def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
+@dataclass(frozen=True)
+class CorpusStats:
+    """The corpus-wide numbers BM25 reads beside a chunk's own counts: N (`n_docs`, chunks),
+    avgdl and every term's document frequency n(t) (`doc_freq`, by term id). Those of the counts
+    themselves by default (`of`); a shard of a larger index is given its whole index's
+    (glassrag/shard/), so its weights and its scores are the whole index's, bit for bit."""
+
+    n_docs: int
+    avgdl: float
+    doc_freq: np.ndarray
+
+    @classmethod
+    def of(cls, counts: TermCounts) -> "CorpusStats":
+        n_docs = counts.columns.shape[0]
+        return cls(n_docs, float(counts.doc_len.mean()) if n_docs else 0.0, np.diff(counts.columns.indptr))
+
+
+def bm25_weights(counts: TermCounts, k1: float, b: float, stats: CorpusStats | None = None) -> np.ndarray:
     """IDF(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 - b + b · |d| / avgdl)) for every stored
     count, in the order of `counts.columns.data` (float32): what a query sums. Ingest stores these
-    for the configured k1 and b, so an index opens without computing them."""
+    for the configured k1 and b, so an index opens without computing them. N, avgdl and n(t) are
+    `stats` (the counts' own when None). Each weight is computed alone, so a shard's weights under
+    its whole index's stats equal that index's weights of the same counts exactly."""
     tf = counts.columns
-    n_docs = tf.shape[0]
-    avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
-    idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+    stats = stats or CorpusStats.of(counts)
+    avgdl = stats.avgdl
+    idf = idf_lucene(stats.n_docs, np.asarray(stats.doc_freq).astype(np.float64))
     out = np.empty(tf.data.size, dtype=np.float32)
     indptr = np.asarray(tf.indptr)
     step = WEIGHT_SLICE
@@ -171,19 +190,20 @@ def bm25_weights(counts: TermCounts, k1: float, b: float) -> np.ndarray:
 
 class BM25:
     """Scores queries against TermCounts with parameters k1 and b. `weights`, when given,
-    are `bm25_weights(counts, k1, b)` as ingest stored them."""
+    are `bm25_weights(counts, k1, b, stats)` as ingest stored them; `stats`, the corpus numbers
+    (the counts' own when None; a shard's whole index's, glassrag/shard/)."""
 
     def __init__(self, counts: TermCounts, k1: float = 0.9, b: float = 0.4,
-                 weights: np.ndarray | None = None) -> None:
+                 weights: np.ndarray | None = None, stats: CorpusStats | None = None) -> None:
         self.counts = counts
         self.k1 = float(k1)
         self.b = float(b)
         tf = counts.columns
-        n_docs = tf.shape[0]
-        self.avgdl = float(counts.doc_len.mean()) if n_docs else 0.0
-        self.idf = idf_lucene(n_docs, np.diff(tf.indptr).astype(np.float64))
+        self.stats = stats or CorpusStats.of(counts)
+        self.avgdl = self.stats.avgdl
+        self.idf = idf_lucene(self.stats.n_docs, np.asarray(self.stats.doc_freq).astype(np.float64))
         if weights is None:
-            weights = bm25_weights(counts, self.k1, self.b)
+            weights = bm25_weights(counts, self.k1, self.b, self.stats)
         self.scores = Columns(tf.indptr, tf.indices, weights, tf.shape)  # term t's chunks and their BM25
 
     def params(self) -> dict[str, Any]:
@@ -201,9 +221,11 @@ class BM25:
         ids = self.term_ids(tokens)
         if not ids:
             return out
-        # a term's chunks are distinct, so a plain += is exact; the longest column is
+        # a term's chunks are distinct, so a plain += is exact; the longest column (by n(t), so a
+        # shard adds in its whole index's order and its float32 sums are that index's) is
         # assigned rather than added (no read of the zeros it replaces)
-        longest = max(range(len(ids)), key=lambda j: indptr[ids[j] + 1] - indptr[ids[j]])
+        df = self.stats.doc_freq
+        longest = max(range(len(ids)), key=lambda j: df[ids[j]])
         t = ids[longest]
         out[indices[indptr[t]:indptr[t + 1]]] = data[indptr[t]:indptr[t + 1]]
         for j, t in enumerate(ids):

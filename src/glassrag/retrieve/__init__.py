@@ -7,7 +7,8 @@ chunks it scored; its output declares its score of any chunk when it has one (`s
 (glassrag/stage_cache.py) keys on them.
 
 BM25, BM25 with RM3 feedback, BM25 with a generator's words (retrieve/generated.py), LSA and
-the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) are looked
+the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) and ray-bm25
+(BM25 over a sharded index's shards on Ray, glassrag/retrieve/shards.py) are looked
 up by name in RETRIEVERS, one `Entry` each: how to make it, what its score is (`describe_score`,
 for the UI) and where it can run (`available`); a neural retriever exists for each embedding model an index was built with and is named
 after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
@@ -22,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError, UnknownNameError
 from glassrag.lexical.bm25 import BM25
-from glassrag.retrieve import bm25, generated, lsa, neural, rm3
+from glassrag.retrieve import bm25, generated, lsa, neural, rm3, shards
 from glassrag.retrieve import postgres as pg
 from glassrag.retrieve.base import Entry, Retriever
 from glassrag.retrieve.neural import NeuralRetriever
@@ -36,6 +37,7 @@ RETRIEVERS: dict[str, Entry] = {
        for name in generated.PROMPTS},
     "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build, term="LSA"),
     **{name: Entry(made, pg.describe_score, made.runs_on, term=made.term) for name, made in PG_RETRIEVERS.items()},
+    "ray-bm25": Entry(shards.ShardedBM25, shards.describe_score, shards.is_sharded, term="BM25"),
 }
 # the retriever of each embedder an index was built with (available where it has that embedder)
 NEURAL = Entry(NeuralRetriever, neural.describe_score, build=neural.build, term="dense")

@@ -9,6 +9,7 @@
     DIR/gen-<id>/parts/<name>/{params.json, *.npy}   a retriever's own part (store/base.py Part)
     DIR/cache/embeddings/...     the embedding cache (glassrag/dense/cache.py)
     DIR/runs/<name>.json         runs kept by glassrag eval --save
+    DIR/shards/NNN/              a sharded index's shards, each an index folder (glassrag/shard/)
 
 A write builds a new generation in a temporary folder, renames it into place, then
 swaps CURRENT with os.replace; a crash at any point leaves the previous index readable.
@@ -49,7 +50,7 @@ from glassrag.store.shapes import FLOAT, INTEGER, NUMBER
 from glassrag.store.tables import FolderChunks, DocumentTable, write_tables
 
 POINTER = "CURRENT"
-OWN_FOLDERS = {"cache", "runs"}  # glassrag's own, kept beside the generations
+OWN_FOLDERS = {"cache", "runs", "shards"}  # glassrag's own, kept beside the generations (shards: glassrag/shard/)
 
 
 class EmbeddedStore:
