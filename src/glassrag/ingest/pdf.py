@@ -32,7 +32,7 @@ from glassrag.errors import IngestError
 from glassrag.ingest.base import Extracted, TextBuilder, require_extra
 from glassrag.ingest.hyphens import Vocabulary, join_lines, join_marks
 from glassrag.ingest.sniff import expect_pdf
-from glassrag.ingest.titles import choose_title, is_junk, readable_stem, tidy
+from glassrag.ingest.titles import choose_title, is_furniture, readable_stem, tidy
 
 EDGE_LINES = 2          # lines at the top and at the bottom of a page where running heads sit
 REPEATED_SHARE = 0.5    # a running head is on more than this share of the pages ...
@@ -376,13 +376,13 @@ def largest_lines(lines: list[Line]) -> str:
 
 def first_heading(pages: list[list[Line]], repeated: set[tuple[str, int]] | None = None) -> str:
     """The first line that reads like a title: a few words, not ending a sentence. Lines
-    that are no title are passed over: blank, rule lines, page labels, placeholders
-    (`is_junk`) and those `repeated` on most pages."""
+    that are page furniture are passed over: blank, rule lines, page labels, placeholders
+    (`is_furniture`) and those `repeated` on most pages."""
     repeated = repeated or set()
     for lines in pages:
         for line in lines:
             text = line.text.strip()
-            if not text or _look(line) in repeated or is_junk(tidy(text)):
+            if not text or _look(line) in repeated or is_furniture(tidy(text)):
                 continue
             words = text.split()
             if (len(words) <= TITLE_MAX_WORDS and re.search(r"[^\W\d_]{2}", text)

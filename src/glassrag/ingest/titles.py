@@ -26,15 +26,18 @@ JUNK = re.compile(
     r"|document\d*|title|microsoft (?:word|powerpoint|excel) - .*|.*\.(?:docx?|pptx?|xlsx?|pdf"
     r"|tex|dvi|indd|rtf|odt)|this section of the federal register.*|ibm\.com/redbooks.*"
     r"|(?:prepared|written|compiled|edited|created|presented) by .*"
-    # placeholders and one-word kinds of document that name no document
-    r"|draft|confidential|internal|preliminary|tbd|tba|todo|placeholder|lorem ipsum.*|report|paper"
-    r"|article|index|home|notes|slides|publication|manuscript|memo|form|main|software|abstract"
-    # a page label: "Page 1", "Page 3 of 9", "p. 4", "- 2 -"
-    r"|page\s*\d+(?:\s*(?:of|/)\s*\d+)?|pp?\.\s*\d+|[-–—]?\s*\d+\s*[-–—]?"
+    # one-word kinds of document that name no document
+    r"|report|paper|article|index|home|notes|slides|publication|manuscript|memo|form|main|software"
+    r"|abstract"
     # a body section's name without its number
     r"|(?:table of )?contents|introduction|overview|summary|executive summary|background|preface"
     r"|foreword|acknowledge?ments|references|bibliography|appendix(?: [a-z\d]+)?|conclusions?)$",
     re.IGNORECASE)
+# page furniture: a placeholder or a page label ("Page 1", "Page 3 of 9", "p. 4", "- 2 -"), which
+# a reader passes over to find the title (a credit line, by contrast, ends the search)
+FURNITURE = re.compile(
+    r"^(?:draft|confidential|internal|preliminary|tbd|tba|todo|placeholder|lorem ipsum.*"
+    r"|page\s*\d+(?:\s*(?:of|/)\s*\d+)?|pp?\.\s*\d+|[-–—]?\s*\d+\s*[-–—]?)$", re.IGNORECASE)
 # what a candidate is rid of before it is judged: rule lines drawn with characters, and a
 # status tag before the title ("[draft] Cloud security", "DRAFT: Cloud security")
 RULES = re.compile(r"[_=~.·…-]{3,}")
@@ -54,12 +57,19 @@ def is_junk(title: str) -> bool:
     """Whether a title says nothing about its document: empty, a program's default
     (`PowerPoint Presentation`, `Slide 1`, `Microsoft Word - x.docx`, a file name),
     boilerplate that heads every document of a series, a credit line (`Prepared by …`),
+    page furniture (`is_furniture`: `DRAFT`, `Page 1`), a one-word kind of document (`report`),
     a body section's heading (`1 Introduction`), the end of a sentence (`them.`: lower case
     first, punctuation last), or without MIN_LETTERS letters."""
     title = re.sub(r"\s+", " ", title).strip()
     letters = sum(ch.isalpha() for ch in title)
-    return (letters < MIN_LETTERS or bool(JUNK.match(title)) or bool(SECTION_HEADING.match(title))
-            or (title[0].islower() and title[-1] in ".,;:"))  # the tail of a sentence: "them."
+    return (letters < MIN_LETTERS or is_furniture(title) or bool(JUNK.match(title))
+            or bool(SECTION_HEADING.match(title)) or (title[0].islower() and title[-1] in ".,;:"))  # the tail of a sentence: "them."
+
+
+def is_furniture(text: str) -> bool:
+    """Whether a (`tidy`) line is page furniture to pass over: without MIN_LETTERS letters (a
+    rule line, a page number), a placeholder (`DRAFT`) or a page label (`Page 1 of 9`)."""
+    return sum(ch.isalpha() for ch in text) < MIN_LETTERS or bool(FURNITURE.match(text.strip()))
 
 
 def tidy(title: str) -> str:
