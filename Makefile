@@ -38,11 +38,12 @@ install: $(FULL)
 CORPORA := $(patsubst corpora/%/golden.jsonl,%,$(wildcard corpora/*/golden.jsonl))
 
 # builds, trains, calibrates, asks and evaluates the demo, builds each prepared corpus the
-# same way (glassrag corpus build), then serves them side by side until Ctrl-C
+# same way (glassrag corpus build), then serves them side by side until Ctrl-C (`exec`: the
+# server replaces the recipe's shell, so make's Ctrl-C reaches it; tests/web/test_serve_signals.py)
 demo: $(BASE)
 	$(BIN)/glassrag demo
 	set -e; for name in $(CORPORA); do $(BIN)/glassrag corpus build $$name; done
-	$(BIN)/glassrag serve --index .glassrag/demo $(foreach name,$(CORPORA),--index .glassrag/corpora/$(name))
+	exec $(BIN)/glassrag serve --index .glassrag/demo $(foreach name,$(CORPORA),--index .glassrag/corpora/$(name))
 
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest

@@ -60,7 +60,7 @@ def test_errors_are_messages_not_tracebacks(corpus: Path, tmp_path: Path):
     r = glassrag("ask", "the of", "--index", tmp_path / "idx")
     assert r.returncode == 2 and "nothing searchable" in r.stderr
     r = glassrag("ingest", corpus, "--index", tmp_path / "idx2", "--chunker", "magic")
-    assert r.returncode == 2 and "chunk.chunker must be one of: fixed, sentence, heading, recursive, document" in r.stderr
+    assert r.returncode == 2 and "chunk.chunker must be one of: fixed, sentence, heading, heading-body, recursive, document" in r.stderr
     assert not (tmp_path / "idx2").exists()
 
 

@@ -80,7 +80,7 @@ OUT_OF_RANGE = [
     ("gate", "rule", '"bogus"', "one of: cost, balanced, keep95"), ("lsa", "dim", "-1", "from 1 to"),
     ("gate", "cost", "0", "> 0"), ("fuse", "method", '"max"', "one of: rrf, weighted"),
     ("versions", "mode", '"hide"', "one of: off, demote, drop"), ("chunk", "size", "0", "≥ 1"),
-    ("chunk", "chunker", '"magic"', "one of: fixed, sentence, heading, recursive, document"),
+    ("chunk", "chunker", '"magic"', "one of: fixed, sentence, heading, heading-body, recursive, document"),
     ("cap", "per_document", "-1", "from 0 to"), ("neural", "quantize", '"int4"', "one of: none, int8"),
 ]
 
@@ -136,7 +136,7 @@ def test_calibrate_flags_are_checked(tmp_path: Path):
 def test_flag_help_comes_from_the_definition():
     r = glassrag("ingest", "--help")
     text = " ".join(r.stdout.split())
-    assert "fixed, sentence, heading, recursive, document" in text
+    assert "fixed, sentence, heading, heading-body (no heading-only chunk), recursive, document" in text
     for option in ("--chunker", "--size", "--overlap", "--unit", "--config", "--embedder"):
         assert option in text
 

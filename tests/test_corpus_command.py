@@ -128,6 +128,15 @@ def test_build_makes_the_index_its_calibration_and_its_run(tmp_path: Path):
     r = glassrag("corpus", "list", cwd=tmp_path)
     assert str(Path(".glassrag") / "corpora" / "tea") in r.stdout and "not built" not in r.stdout
 
+    # served from another folder (this process's), the index keeps its golden set (issue 49, item 6)
+    golden = (tmp_path / "corpora" / "tea" / "golden.jsonl").resolve()
+    assert extra["gate"]["golden"] == extra["reranker"]["golden"] == run.golden["path"] == str(golden)
+    from glassrag.web.catalog import Catalog
+
+    assert Path.cwd().resolve() != tmp_path.resolve()
+    served = Catalog([index]).sources["tea"].golden()
+    assert served is not None and served.path == golden and len(served.questions) == 12
+
 
 def test_a_bad_golden_set_stops_the_build_naming_its_line(tmp_path: Path):
     bad = [*GOLDEN[:4], dict(GOLDEN[4], answers=[{"doc": "green-tea", "locator": "§ Nowhere",

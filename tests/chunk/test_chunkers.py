@@ -46,7 +46,7 @@ def test_contract_empty_document_gives_no_chunks(name):
 
 
 def test_unknown_chunker_lists_the_valid_names():
-    with pytest.raises(UnknownNameError, match="document, fixed, heading, recursive, sentence"):
+    with pytest.raises(UnknownNameError, match="document, fixed, heading, heading-body, recursive, sentence"):
         make_chunker("semantic")
 
 

@@ -57,11 +57,12 @@ TITLES = {
     "acl2014-phrase-generation": "How to make words with vectors: Phrase generation in "
                                  "distributional semantics",
     "asvs-5.0.0": "Application Security Verification Standard",
-    # no title in the file; its first line is a credit, "Prepared by Christian Heinrich"
-    "top10-comparison": "top10-comparison",
+    # no title in the file; its first line is a credit, "Prepared by Christian Heinrich": the
+    # file name, made readable (issue 49)
+    "top10-comparison": "top10 comparison",
     "asvs-4.0.3": "OWASP Application Security Verification Standard 4.0.3",
     "top10-2017-rc1": "OWASP Top 10 - 2017",
-    "top10-mapping": "top10-mapping",
+    "top10-mapping": "top10 mapping",
 }
 
 

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 from pathlib import Path
 
@@ -51,7 +52,9 @@ def test_another_host_is_served_with_a_loud_warning(demo_index: Path, monkeypatc
                                                     capsys: pytest.CaptureFixture):
     started = {}
     monkeypatch.setattr(server, "check_port", lambda host, port: None)  # nothing is bound in this test
-    monkeypatch.setattr("uvicorn.run", lambda app, **kw: started.update(app=app, **kw))
+    # the one server process (prefork.server, uvicorn's Server) is made, not run
+    monkeypatch.setattr(server.prefork, "server",
+                        lambda app, **kw: types.SimpleNamespace(run=lambda: started.update(app=app, **kw)))
     assert server.serve([demo_index], host="0.0.0.0", port=8765, processes=1) == 0
     out, err = capsys.readouterr()
     assert "WARNING" in err and "not on this machine only" in err and "no login" in err.lower()

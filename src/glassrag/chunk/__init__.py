@@ -13,6 +13,7 @@ CHUNKERS: dict[str, str] = {
     "fixed": "fixed:FixedChunker",
     "sentence": "sentence:SentenceChunker",
     "heading": "heading:HeadingChunker",
+    "heading-body": "heading_body:HeadingBodyChunker",
     "recursive": "recursive:RecursiveChunker",
     "document": "document:DocumentChunker",
 }

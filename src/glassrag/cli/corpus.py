@@ -37,7 +37,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def build(docs: Path, golden: Path, index: Path, title: str) -> int:
     """Builds the index of `docs` at `index`, checks `golden` against it, fits the reranker,
-    gate and reader on its train split and saves the test split's run; the exit code."""
+    gate and reader on its train split and saves the test split's run; the exit code. The
+    golden set is named by its absolute path, which the reranker, the gate and the run store:
+    a server started in another folder finds it (issue 49, item 6)."""
+    golden = golden.resolve()
     location = str(index)
     out.rule(f"1. ingest {title}")
     out.print(f"glassrag ingest {docs} --index {index} --prune", markup=False)

@@ -15,8 +15,9 @@ from glassrag.config.setting import setting
 class ChunkSettings:
     """Used when an index is built; changing them needs a new `glassrag ingest`."""
 
-    chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, recursive, "
-                           "document", "experiment bench-m03-chunker (docs/measurements.md)",
+    chunker: str = setting("heading", "how documents are cut: fixed, sentence, heading, heading-body "
+                           "(no heading-only chunk), recursive, document",
+                           "experiment bench-m03-chunker (docs/measurements.md)",
                            choices="glassrag.chunk:CHUNKERS", reingest=True, scores=True)
     size: int = setting(200, "largest chunk, in `unit`s", "experiment bench-m03-chunker", low=1, reingest=True,
                         scores=True)

@@ -144,6 +144,27 @@ class SentenceEmbedder:
         found = mismatch(self.model_name, self.query_instruction, self.passage_instruction)
         return [found] if found else []
 
+    def check_runtime(self) -> None:
+        """ConfigError naming what to install when this embedder cannot run here, found without
+        loading it (seconds, not the minutes of an ingest that fails at its embedding step):
+        the onnx backend needs onnxruntime and tokenizers, and the `onnx` package while the
+        model's graph (or, for int8, its quantised graph) is still to be built; the torch
+        backend needs torch and sentence-transformers. The weights were found by the
+        constructor (`resolve_model`)."""
+        if self.backend == "torch":
+            missing = [m for m in ("torch", "sentence_transformers") if not installed(m)]
+            hint = "pip install torch==2.13.0 && pip install 'glassrag[torch]'"
+        else:
+            missing = [m for m in ("onnxruntime", "tokenizers") if not installed(m)]
+            if not installed("onnx") and not graph_ready(self.path, self.quantize == "int8"):
+                missing.append("onnx")
+            hint = ("pip install 'glassrag[neural]' (onnx builds the model's graph from its weights once; "
+                    "the graph is cached, torch is not needed)")
+        if missing:
+            raise ConfigError(f"the embedder {self.model!r} ({self.model_name}, {self.backend} backend) cannot run: "
+                              f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed; "
+                              "nothing was read", hint)
+
     def load(self) -> Any:
         if self._model is None:
             t0 = time.perf_counter()
@@ -217,16 +238,14 @@ def resolve_backend(folder: Path, backend: str) -> str:
     graph is still to be built, the `onnx` package that builds it is missing and torch is there
     (an install from before [neural] listed onnx); "onnx" for a folder it cannot run is a
     ConfigError saying why."""
-    import importlib.util
-
     from glassrag.dense.onnx_embed import unsupported
 
     if backend == "torch":
         return "torch"
     why = unsupported(folder)
     if why is None:
-        if backend == "auto" and importlib.util.find_spec("onnx") is None and not _graph_ready(folder) \
-                and importlib.util.find_spec("sentence_transformers") is not None:
+        if backend == "auto" and not installed("onnx") and not graph_ready(folder, int8=True) \
+                and installed("sentence_transformers"):
             return "torch"
         return "onnx"
     if backend == "onnx":
@@ -235,13 +254,28 @@ def resolve_backend(folder: Path, backend: str) -> str:
     return "torch"
 
 
-def _graph_ready(folder: Path) -> bool:
-    """Whether the folder's fp32 and int8 graphs exist (shipped or built before) without `onnx`."""
+def installed(module: str) -> bool:
+    """Whether a top-level module can be imported, found without importing it (a module set
+    to None in sys.modules, Python's mark for one that must not import, is not)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def graph_ready(folder: Path, int8: bool = False) -> bool:
+    """Whether the folder's fp32 ONNX graph (and, with `int8`, its quantised one) exists,
+    shipped with the model or built before, so that running it needs no `onnx` package."""
     from glassrag.dense import onnx_embed
 
-    if onnx_embed.shipped_graph(folder) is not None:
-        return False  # its int8 graph would still need quantising with onnx
     built = onnx_embed.cache_root() / "onnx"
+    shipped = onnx_embed.shipped_graph(folder)
+    if shipped is not None and not int8:
+        return True
+    if shipped is not None:
+        return False  # where its int8 graph would be cached depends on the shipped file: build it
     key = onnx_embed.graph_key(folder)
-    return any((d / "model.onnx").is_file() and (d / "model.int8.onnx").is_file()
-               for d in built.glob(f"*-{key}")) if built.is_dir() else False
+    wanted = ("model.onnx", "model.int8.onnx") if int8 else ("model.onnx",)
+    return built.is_dir() and any(all((d / name).is_file() for name in wanted) for d in built.glob(f"*-{key}"))

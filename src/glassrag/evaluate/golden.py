@@ -57,6 +57,27 @@ def normalize_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+HEADING_MARKS = re.compile(r"^ {0,3}#{1,6}[ \t]+", re.MULTILINE)
+
+
+def answer_forms(text: str) -> tuple[str, ...]:
+    """An answer text as an index may hold it, white space normalised: as written, then without
+    the Markdown markup the Markdown loader removes (heading marks, `code`, **strong**, _em_,
+    [text](url): `glassrag.ingest.markdown.plain_inline`), so an answer copied from a Markdown
+    source matches the index's text. As written comes first: a PDF that prints `**` still matches."""
+    from glassrag.ingest.markdown import plain_inline  # only labels with text need it
+
+    raw = normalize_space(text)
+    plain = normalize_space(plain_inline(HEADING_MARKS.sub("", text)))
+    return (raw,) if plain == raw else (raw, plain)
+
+
+def find_answer(text: str, where: str) -> str:
+    """The form of an answer text (`answer_forms`) that `where` holds, or "" when none."""
+    where = normalize_space(where)
+    return next((form for form in answer_forms(text) if form in where), "")
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -254,7 +275,8 @@ def load_golden(path: Path, split: str = "all",
 
 def check_against(questions: list[Question], documents: Mapping[str, Any]) -> list[tuple[int, str]]:
     """Problems of labels against an index's documents: unknown document, unknown locator,
-    answer text that is not a verbatim (whitespace-normalised) span of its section."""
+    answer text that is not a verbatim span of its section (white space normalised, Markdown
+    markup the index removed ignored: `answer_forms`); one found under another locator names it."""
     problems: list[tuple[int, str]] = []
     for q in questions:
         for a in q.answers:
@@ -280,11 +302,22 @@ def check_against(questions: list[Question], documents: Mapping[str, Any]) -> li
                                              f"{did_you_mean(a.locator, [s.locator for s in doc.sections])}"))
                     continue
                 where = "\n".join(doc.section_text(s) for s in sections)
-            if a.text and normalize_space(a.text) not in normalize_space(where):
+            if a.text and not find_answer(a.text, where):
                 place = f"{a.doc} {a.locator}".strip()
-                problems.append((q.line, f"{q.id}: answer text is not verbatim in {place}: "
+                elsewhere = _found_in(a.text, doc) if a.locator and lines is None else []
+                hint = f" (it is in {' and '.join(repr(s) for s in elsewhere)})" if elsewhere else ""
+                problems.append((q.line, f"{q.id}: answer text is not verbatim in {place}{hint}: "
                                          f"{a.text[:60]!r}"))
     return problems
+
+
+def _found_in(text: str, doc: Any) -> list[str]:
+    """The locators of a document whose text holds an answer text, at most three: where a
+    label's text is when it is not under the locator it names."""
+    by_locator: dict[str, list[str]] = {}
+    for s in doc.sections:
+        by_locator.setdefault(s.locator, []).append(doc.section_text(s))
+    return [loc for loc, texts in by_locator.items() if find_answer(text, "\n".join(texts))][:3]
 
 
 def did_you_mean(wrong: str, valid: Iterable[str], n: int = 3) -> str:

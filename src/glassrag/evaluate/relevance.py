@@ -2,7 +2,8 @@
 
 Each answer of a question is one *unit*. A chunk satisfies a unit when
 1. the unit has a verbatim text: the chunk, from the unit's document, contains the text
-   whole (white space normalised);
+   whole (white space normalised; as written or, when no chunk holds that, without the
+   Markdown markup the index removed: `answer_forms`);
 2. otherwise: the chunk comes from the unit's document and, when given, its locator, and
    contains every `must_contain` word of the question (case-insensitive) when it has any;
 3. (BEIR) the unit is a judged document: any chunk of that document, with the grade.
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from glassrag.evaluate.golden import Question, normalize_space
+from glassrag.evaluate.golden import Question, answer_forms, normalize_space
 from glassrag.schema import Chunk
 
 
@@ -84,10 +85,16 @@ class Judge:
             unit = f"a{i}:{answer.doc}"
             units[unit] = answer.grade
             unit_docs[unit] = answer.doc
-            wanted = normalize_space(answer.text) if answer.text else ""
+            doc_chunks = self.by_doc.get(answer.doc, ())
+            if answer.text:
+                forms = answer_forms(answer.text)
+                # the first form some chunk holds whole (as written, then without Markdown markup)
+                wanted = next((f for f in forms if any(f in self.norm(c) for c in doc_chunks)), forms[0])
+            else:
+                wanted = ""
             texts[unit] = wanted
             found = False
-            for c in self.by_doc.get(answer.doc, ()):
+            for c in doc_chunks:
                 if wanted:
                     ok = wanted in self.norm(c)
                 else:

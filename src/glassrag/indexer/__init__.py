@@ -33,7 +33,7 @@ from glassrag.ingest.beir import is_beir
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.retrieve import index_parts
 from glassrag.retrieve.base import Building
-from glassrag.retrieve.neural import retriever_name
+from glassrag.retrieve.neural import check_embedders, retriever_name
 from glassrag.store.base import Index
 from glassrag.store.spool import ChunkSpool
 
@@ -51,6 +51,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     (ingest.text_limit; its defaults when None). When nothing changed, `previous` itself is
     returned and the report says so (`nothing_changed`)."""
     threads.configure()  # LSA's QR steps on one BLAS thread (glassrag/threads.py)
+    check_embedders(config)  # a missing model or runtime fails now, not after reading every file
     report = IngestReport()
     beir_paths = [p for p in paths if is_beir(p)]
     found = walk([p for p in paths if p not in beir_paths])

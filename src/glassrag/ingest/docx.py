@@ -16,7 +16,7 @@ from typing import Any
 from glassrag.ingest.base import (BEFORE_HEADINGS, Extracted, TextBuilder, heading_locators,
                                   office_metadata, require_extra)
 from glassrag.ingest.sniff import expect_ooxml
-from glassrag.ingest.titles import choose_title
+from glassrag.ingest.titles import choose_title, readable_stem
 from glassrag.ingest.tables import one_line, render_table
 
 HEADING_STYLE = re.compile(r"^heading\s+(\d)$", re.IGNORECASE)
@@ -57,7 +57,7 @@ def load_docx(path: Path, data: bytes) -> Extracted:
     sections = heading_locators(sections)
     props = document.core_properties
     metadata = office_metadata(props)
-    return Extracted(title=choose_title(props.title or "", "", first_heading, path.stem),
+    return Extracted(title=choose_title(props.title or "", "", first_heading, readable_stem(path.stem)),
                      text=text, sections=sections, format="docx", metadata=metadata)
 
 

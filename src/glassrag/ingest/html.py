@@ -1,5 +1,6 @@
 """HTML: headings open sections; paragraphs, list items and table rows become lines;
-scripts, styles and other non-content elements are dropped."""
+scripts, styles and other non-content elements are dropped. The title is the first
+`<title>` unless it is boilerplate or disagrees with the first `<h1>` (`choose_title`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from glassrag.ingest.base import BEFORE_HEADINGS, Extracted, TextBuilder, decode, heading_locators
+from glassrag.ingest.titles import choose_title, readable_stem
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 DROPPED = {"script", "style", "noscript", "template", "svg", "head"}
@@ -48,7 +50,7 @@ class _Walker(HTMLParser):
         if tag in DROPPED:
             self._skip += 1
         elif tag == "title":
-            self._in_title = True
+            self._in_title = not self.title  # the first only: an inline SVG has titles too
         elif tag in HEADINGS:
             self._flush()
             self._heading = HEADINGS[tag]
@@ -82,5 +84,5 @@ def load_html(path: Path, data: bytes) -> Extracted:
     walker._flush()
     text, sections = walker.builder.build()
     sections = heading_locators(sections)
-    title = walker.title.strip() or walker.first_h1 or path.stem
+    title = choose_title(walker.title, walker.first_h1, "", readable_stem(path.stem))
     return Extracted(title=title, text=text, sections=sections, format="html")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from glassrag.ingest.base import BEFORE_HEADINGS, Extracted, TextBuilder, decode, heading_locators
+from glassrag.ingest.titles import is_junk, readable_stem, tidy
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -55,12 +56,26 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, rest[1:] if rest.startswith("\n") else rest
 
 
+def markdown_title(front_matter: str, first_h1: str, body: str, stem: str) -> str:
+    """The first good title (`glassrag.ingest.titles`): the front matter's `title`, the first
+    `#` heading, a heading of any level on the body's first line (`## HMDA Filing FAQ`, even
+    without the space CommonMark wants: `##Institution Identifiers`), the file name made
+    readable. A section's name (`Introduction`) or a placeholder is no title."""
+    first_line = next((line for line in body.splitlines() if line.strip()), "")
+    opening = re.match(r"^\s{0,3}#{1,6}\s*(.+?)\s*#*\s*$", first_line)
+    for candidate in (front_matter, first_h1, opening.group(1) if opening else ""):
+        candidate = tidy(plain_inline(candidate))
+        if candidate and not is_junk(candidate):
+            return candidate
+    return readable_stem(stem)
+
+
 def load_markdown(path: Path, data: bytes) -> Extracted:
     meta, body = split_front_matter(decode(path, data))
     builder = TextBuilder()
     builder.open_section(BEFORE_HEADINGS)
     stack: list[tuple[int, str]] = []
-    title = meta.get("title", "")
+    first_h1 = ""
     in_fence = False
     block: list[str] = []
 
@@ -80,8 +95,8 @@ def load_markdown(path: Path, data: bytes) -> Extracted:
             continue
         flush()
         level, heading = len(match.group(1)), plain_inline(match.group(2))
-        if not title and level == 1:
-            title = heading
+        if not first_h1 and level == 1:
+            first_h1 = heading
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
@@ -91,7 +106,7 @@ def load_markdown(path: Path, data: bytes) -> Extracted:
     text, sections = builder.build()
     sections = heading_locators(sections)
     return Extracted(
-        title=plain_inline(title) or path.stem,
+        title=markdown_title(meta.get("title", ""), first_h1, body, path.stem),
         text=text,
         sections=sections,
         format="markdown",

@@ -32,7 +32,7 @@ from glassrag.errors import IngestError
 from glassrag.ingest.base import Extracted, TextBuilder, require_extra
 from glassrag.ingest.hyphens import Vocabulary, join_lines, join_marks
 from glassrag.ingest.sniff import expect_pdf
-from glassrag.ingest.titles import choose_title
+from glassrag.ingest.titles import choose_title, is_furniture, readable_stem, tidy
 
 EDGE_LINES = 2          # lines at the top and at the bottom of a page where running heads sit
 REPEATED_SHARE = 0.5    # a running head is on more than this share of the pages ...
@@ -81,7 +81,8 @@ def load_pdf(path: Path, data: bytes) -> Extracted:
         pdf.close()
 
     printed = {} if any(labels) else printed_numbers(pages)
-    title_lines = largest_lines(pages[0]) if pages else ""
+    repeated = repeated_lines(pages)
+    title_lines = largest_lines([ln for ln in pages[0] if _look(ln) not in repeated]) if pages else ""
     pages = drop_running_heads(pages)
     locators = page_locators(labels, printed)
     vocabulary = Vocabulary(ln.text for lines in pages for ln in lines)
@@ -105,7 +106,8 @@ def load_pdf(path: Path, data: bytes) -> Extracted:
     date = pdf_date(info.get("ModDate", "")) or pdf_date(info.get("CreationDate", ""))
     if date:
         metadata["date"] = date
-    title = choose_title(info.get("Title", ""), title_lines, first_heading(pages), path.stem)
+    title = choose_title(info.get("Title", ""), title_lines, first_heading(pages, repeated),
+                         readable_stem(path.stem))
     return Extracted(title=title, text=text, sections=sections, format="pdf",
                      metadata=metadata)
 
@@ -194,11 +196,35 @@ def read_lines(textpage: Any, raw: Any) -> list[Line]:
     return lines
 
 
+def _mask(text: str) -> str:
+    """A line's text, lower case, with its spacing runs single and its digits masked."""
+    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", text.strip().lower()))
+
+
 def _key(line: Line) -> tuple[str, float]:
     """A line's text with digits masked and its height rounded to 2 points: a running head
     says the same in the same place on every page, its page number aside."""
-    text = re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.text.strip().lower()))
-    return text, round(line.y / 2)
+    return _mask(line.text), round(line.y / 2)
+
+
+def _look(line: Line) -> tuple[str, int]:
+    """A line's masked text (`_mask`) and its font size to the point: what a running head
+    repeats. A title printed large on the first page and small in every page's header is
+    not one repetition of the same look."""
+    return _mask(line.text), round(line.size)
+
+
+def repeated_lines(pages: list[list[Line]]) -> set[tuple[str, int]]:
+    """The looks (`_look`) of the lines on more than REPEATED_SHARE of the pages, anywhere
+    on them, from MIN_PAGES pages up: running heads (`CLOUD NATIVE` atop every page), which
+    are no title."""
+    if len(pages) < MIN_PAGES:
+        return set()
+    counts: dict[tuple[str, int], int] = {}
+    for lines in pages:
+        for look in {_look(ln) for ln in lines if ln.text.strip()}:
+            counts[look] = counts.get(look, 0) + 1
+    return {look for look, n in counts.items() if n > REPEATED_SHARE * len(pages)}
 
 
 def edges(lines: list[Line]) -> tuple[set[int], set[int]]:
@@ -348,12 +374,15 @@ def largest_lines(lines: list[Line]) -> str:
     return text if len(text.split()) <= 3 * TITLE_MAX_WORDS else ""
 
 
-def first_heading(pages: list[list[Line]]) -> str:
-    """The first line that reads like a title: a few words, not ending a sentence."""
+def first_heading(pages: list[list[Line]], repeated: set[tuple[str, int]] | None = None) -> str:
+    """The first line that reads like a title: a few words, not ending a sentence. Lines
+    that are page furniture are passed over: blank, rule lines, page labels, placeholders
+    (`is_furniture`) and those `repeated` on most pages."""
+    repeated = repeated or set()
     for lines in pages:
         for line in lines:
             text = line.text.strip()
-            if not text:
+            if not text or _look(line) in repeated or is_furniture(tidy(text)):
                 continue
             words = text.split()
             if (len(words) <= TITLE_MAX_WORDS and re.search(r"[^\W\d_]{2}", text)

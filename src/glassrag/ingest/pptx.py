@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from glassrag.ingest.base import Extracted, TextBuilder, office_metadata, require_extra
 from glassrag.ingest.sniff import expect_ooxml
-from glassrag.ingest.titles import choose_title
+from glassrag.ingest.titles import choose_title, readable_stem
 from glassrag.ingest.tables import one_line, render_table
 
 INCLUDE_NOTES = True  # speaker notes often hold what the presenter says and the slide does not
@@ -50,7 +50,7 @@ def load_pptx(path: Path, data: bytes, include_notes: bool = INCLUDE_NOTES) -> E
     text, sections = builder.build()
     props = prs.core_properties
     metadata = {"slides": len(prs.slides), **office_metadata(props)}
-    return Extracted(title=choose_title(props.title or "", "", first_title, path.stem),
+    return Extracted(title=choose_title(props.title or "", "", first_title, readable_stem(path.stem)),
                      text=text, sections=sections, format="pptx", metadata=metadata)
 
 

@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from glassrag.ingest.base import Extracted, TextBuilder, require_extra
 from glassrag.ingest.sniff import expect_ooxml
 from glassrag.ingest.tables import TableText
-from glassrag.ingest.titles import choose_title
+from glassrag.ingest.titles import choose_title, readable_stem
 
 CAPTION_CHARS = 80     # a region's first one-cell row up to this length is its caption
 LISTED_CELLS = 5       # cells named in a warning, then "and N more"
@@ -74,7 +74,7 @@ def load_xlsx(path: Path, data: bytes) -> Extracted:
     metadata: dict[str, Any] = {"sheets": sheets}
     if when is not None:
         metadata["date"] = when.date().isoformat()
-    return Extracted(title=choose_title(title, "", "", path.stem), text=text, sections=sections, format="xlsx",
+    return Extracted(title=choose_title(title, "", "", readable_stem(path.stem)), text=text, sections=sections, format="xlsx",
                      metadata=metadata, warnings=tuple(warnings))
 
 

@@ -64,6 +64,13 @@ def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
                             n.quantize, n.batch_size, backend=n.backend)
 
 
+def check_embedders(config: Config) -> None:
+    """ConfigError when an embedder of `neural.models` is not installed or cannot run here
+    (`SentenceEmbedder.check_runtime`): an ingest asks before it reads a document."""
+    for model in dict.fromkeys(config.neural.models):
+        embedder_for(model, config).check_runtime()
+
+
 def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path | None,
                  report: IngestReport, progress: Progress | None) -> Embedded:
     """Vectors for every chunk text, from the cache where the same model embedded the same

@@ -9,10 +9,17 @@ before any worker starts. On Linux each worker listens on its own socket of the 
 (SO_REUSEPORT: the kernel spreads the connections among them); elsewhere they share one.
 Ctrl-C or SIGTERM stops every worker; a worker that dies by itself stops the others and
 the server, which exits 1.
+
+Every server process, a worker or the one process of `--workers 1`, runs `server`: a signal
+while it starts stops it at once, and one while it serves within GRACE_S seconds (issue 49:
+Ctrl-C on `make demo` left the server running while it warmed up its indexes or finished a
+request).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import signal
 import socket
@@ -23,6 +30,35 @@ from typing import Any
 from glassrag.errors import ConfigError
 
 SPREAD = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+# seconds the requests in flight at Ctrl-C may take to finish before they are cancelled:
+# uvicorn's default waits for them without end, and a stalled client or a long page kept the port
+GRACE_S = 5
+
+
+def server(app: Any, **where: Any) -> Any:
+    """uvicorn's Server for `app` (on `where`: host and port, when it binds its own socket) that stops on Ctrl-C or SIGTERM at once while it starts (its
+    lifespan warms every index's models, which uvicorn would finish first: nothing is served
+    yet, nothing is lost), and within GRACE_S seconds while it serves (then the requests in
+    flight are cancelled)."""
+    import uvicorn
+
+    class Stoppable(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.started:
+                print("glassrag serve: stopped while starting", file=sys.stderr, flush=True)
+                sys.stdout.flush()
+                os._exit(128 + sig)
+            super().handle_exit(sig, frame)
+
+    logging.getLogger("uvicorn.error").addFilter(_not_cancelled)
+    return Stoppable(uvicorn.Config(app, log_level="warning", server_header=False,
+                                    timeout_graceful_shutdown=GRACE_S, **where))
+
+
+def _not_cancelled(record: logging.LogRecord) -> bool:
+    """Drops the traceback uvicorn logs for each request it cancels after GRACE_S (its own line
+    `Cancel N running task(s)` stays): a request stopped by Ctrl-C is no error of the app."""
+    return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
 
 
 def listeners(host: str, port: int, count: int) -> list[socket.socket]:
@@ -71,12 +107,10 @@ def run(app: Any, host: str, port: int, count: int) -> int:
 
 
 def _worker(app: Any, sock: socket.socket, parent: int) -> None:
-    import uvicorn
-
     code = 1
     try:
         _stop_with(parent)
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False)).run(sockets=[sock])
+        server(app).run(sockets=[sock])
         code = 0
     except KeyboardInterrupt:  # Ctrl-C, raised again by uvicorn once it has stopped
         code = 0

@@ -244,8 +244,6 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
     """Runs the app until interrupted, in `processes` processes (--workers); prints its URL.
     Another host than loopback is allowed, with a loud warning: the pages show every indexed
     document to anyone who can reach the address."""
-    import uvicorn
-
     if processes < 1:
         raise ConfigError(f"--workers {processes} is not a number of processes", "give 1 or more, e.g. --workers 2")
     threads.serving()  # before any model loads: the workers inherit it
@@ -269,5 +267,5 @@ def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: P
     print(f"glassrag serve: http://{shown}:{port}/  (index: {names}; {workers}Ctrl-C stops it)", flush=True)
     if processes > 1:
         return prefork.run(app, host, port, processes)
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    prefork.server(app, host=host, port=port).run()
     return 0
