@@ -91,7 +91,7 @@ def test_ingest_with_embedder_caches_and_the_pipeline_fuses(corpus: Path, tmp_pa
     assert neural.params["family"] == "dense" and neural.params["model_name"] == "all-MiniLM-L6-v2"
     assert neural.notes[0].startswith("query instruction ''")
     assert answer.stage("fuse").params == {"method": "weighted", "weight": 0.35, "depth": 100,
-                                           "weights": None}
+                                           "weights": None, "keep_first": 0}
 
 
 def test_neural_index_roundtrip(corpus: Path, tmp_path: Path):

@@ -348,7 +348,8 @@ def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_populat
 def test_the_summary_names_and_which_of_them_are_zero_or_one(index):
     run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q])
     assert sorted(run.ranking.metrics) == ["answer_intact", "hit@1", "hit@10", "hit@5", "mrr@10", "ndcg@10",
-                                           "precision@5", "recall@100", "recall@5", "source_recall@5"]
+                                           "precision@5", "rank1_buried@5", "recall@100", "recall@5",
+                                           "source_recall@5"]
     assert sorted(run.answer.metrics) == [
         "answer_visible@5", "budget_recall", "declined_answerable", "declined_offtopic", "declined_unanswerable",
         "hit@1", "hit@5", "locator_hit@5", "mrr@5", "ndcg@5", "reader_accuracy", "reader_declined_unanswerable",

@@ -121,7 +121,10 @@ def test_losses_at_the_index_settings_equal_the_saved_eval_run(make_client, inde
 
 
 def test_the_budget_packs_within_its_words_and_holds_what_the_bound_counts(make_client, index_copy: Path):
-    data = make_client(index_copy).get("/lab/losses.json?budget=400").json()
+    client = make_client(index_copy)
+    token = re.search(r'name="token" value="([^"]+)"', client.get("/lab/losses").text)[1]
+    # other settings than the index's: a link needs the page's token (issue 51, a cross-site GET)
+    data = client.get("/lab/losses.json", params={"budget": 400, "token": token}).json()
     assert data["settings"]["answer.budget_words"] == 400
     rows = [q for q in data["questions"] if q["answerable"]]
     assert all(q["packed"]["words"] <= 400 for q in data["questions"])
@@ -137,7 +140,7 @@ def test_two_runs_and_their_paired_test(make_client, index_copy: Path):
     two = client.post("/lab/losses.json", data={"k": "1", "gate": "off", "token": token}).json()
     assert [r["id"] for r in two["runs"]][:2] == [two["run_id"], one["run_id"]]  # newest first
     compared = client.get("/lab/losses.json", params={"k": 1, "gate": "off", "a": one["run_id"],
-                                                      "b": two["run_id"]}).json()["paired"]
+                                                      "b": two["run_id"], "token": token}).json()["paired"]
     kept = {r["id"]: r for r in json.loads((index_copy / "lab" / "runs.json").read_text())["runs"]}
     x, y = kept[one["run_id"]]["outcomes"], kept[two["run_id"]]["outcomes"]
     only_a = sum(1 for q in x if x[q] and not y[q])

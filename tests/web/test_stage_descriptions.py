@@ -69,7 +69,7 @@ def test_an_index_in_postgresql_offers_the_pg_retrievers():
     from glassrag.config import Config
 
     stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": None},
-                             config=Config())
+                             config=Config(), parts={})
     got = offered(stored)
     assert set(PG_RETRIEVERS) <= set(got)
     assert "lsa" not in got and got[-1] == "minilm"  # no LSA model: LSA not offered
