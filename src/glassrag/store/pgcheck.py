@@ -100,9 +100,10 @@ def an_array(loc: Location, where: str, data: object, kinds: str = STORED) -> np
     return array
 
 
-def big_endian(loc: Location, where: str, data: bytes, dtype: str) -> np.ndarray:
-    """A `blocks` bytea (int8 keys, float4 impacts in network order), else `damaged`."""
-    size = np.dtype(dtype).itemsize
-    if len(data) % size:
-        raise damaged(loc, where, f"{len(data)} bytes, not a whole number of {size}-byte values")
-    return np.frombuffer(data, dtype)
+def block(loc: Location, keys: bytes, impacts: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """A `blocks` row's keys (int8) and impacts (float4), both bytea in network order, one
+    impact a key; else `damaged`."""
+    if len(keys) % 8 or len(impacts) % 4 or len(keys) // 8 != len(impacts) // 4:
+        raise damaged(loc, "blocks/keys and impacts", f"{len(keys)} and {len(impacts)} bytes, not one "
+                                                      "8-byte key for each 4-byte impact")
+    return np.frombuffer(keys, ">i8"), np.frombuffer(impacts, ">f4")

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from glassrag.store.pgcheck import big_endian, damaged
+from glassrag.store.pgcheck import block
 from glassrag.store.pgschema import ORDER, Location
 
 MARGIN = 1e-4  # relative slack on every bound (float32 sums differ from float64 by ~1e-7)
@@ -109,8 +109,9 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
     ids = [int(r[1]) for r in rows]
     n = np.bincount([column[w] for w in tokens if w in column], minlength=len(rows)).astype(np.float64)
     bounds = [np.asarray(r[5], dtype=np.float64) for r in rows]
-    keys = [[big_endian(loc, "blocks/keys", r[3], ">i8")] for r in rows]
-    impacts = [[big_endian(loc, "blocks/impacts", r[4], ">f4")] for r in rows]
+    firsts = [block(loc, r[3], r[4]) for r in rows]
+    keys = [[f[0]] for f in firsts]
+    impacts = [[f[1]] for f in firsts]
 
     # the first blocks are short: summed by chunk over their distinct keys, not a dense array
     _, chunk = np.unique(np.concatenate([k_[0] for k_ in keys]), return_inverse=True)
@@ -130,12 +131,11 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
             result = cur.pgresult
             for row in range(result.ntuples if result is not None else 0):
                 i = of_id[int.from_bytes(result.get_value(row, 0), "big", signed=True)]
-                keys[i].append(big_endian(loc, "blocks/keys", result.get_value(row, 1), ">i8"))
-                impacts[i].append(big_endian(loc, "blocks/impacts", result.get_value(row, 2), ">f4"))
+                more_keys, more_impacts = block(loc, result.get_value(row, 1), result.get_value(row, 2))
+                keys[i].append(more_keys)
+                impacts[i].append(more_impacts)
     key_lists = [np.concatenate(k_).astype(np.int64) for k_ in keys]
     impact_lists = [np.concatenate(w) for w in impacts]
-    if any(k_.size != w.size for k_, w in zip(key_lists, impact_lists)):
-        raise damaged(loc, "blocks/keys and impacts", "a term's blocks hold unequal numbers of keys and impacts")
     u = np.array([b[r] if r < len(b) else 0.0 for b, r in zip(bounds, read)], dtype=np.float64)
     candidates = _candidates(n, u, key_lists, impact_lists, theta0, k)
     table, chunks, looked_up = _impacts_of(conn, loc, candidates, ids, key_lists, impact_lists, u)

@@ -169,7 +169,7 @@ class PostgresStore:
             doc_chunks[d] += 1
         stored = Stored(None, dict(meta.get("superseded") or {}), meta.get("newest_date"), doc_chunks,
                         documents.hashes, [d for d, n in doc_chunks.items() if n == 0], None, counts)
-        return Index(config, documents, chunks, counts, self._lsa(meta), extra,
+        return Index(config, documents, chunks, counts, self._lsa(meta, len(chunks)), extra,
                      self._embeddings(chunks), stored, dict(meta.get("sources") or {}), self._parts(meta))
 
     def _counts(self, chunks: PgChunks) -> TermCounts:
@@ -196,7 +196,7 @@ class PostgresStore:
         doc_len = np.array([r[0] for r in lengths], dtype=np.float32)
         return TermCounts(vocab, Columns.of(matrix), doc_len)
 
-    def _lsa(self, meta: dict[str, Any]) -> Any:
+    def _lsa(self, meta: dict[str, Any], n: int) -> Any:
         if not meta.get("lsa"):
             return None
         from glassrag.dense.lsa import LSA
@@ -208,6 +208,13 @@ class PostgresStore:
         words, params = lsa.get("vocab"), an_object(self.loc, "meta/lsa params", lsa.get("params"), {})
         if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
             raise damaged(self.loc, "meta/lsa vocab", "not a list of terms")
+        k = arrays["term_vectors"].shape[-1] if arrays.get("term_vectors", np.empty(0)).ndim == 2 else -1
+        shapes = {"idf": (len(words),), "term_vectors": (len(words), k), "passage_vectors": (n, k), "variance_share": None}
+        for key, shape in shapes.items():
+            got = arrays.get(key)
+            if got is None or (shape is not None and got.shape != shape) or (shape is None and got.ndim != 1):
+                raise damaged(self.loc, f"arrays/data lsa/{key}",
+                              f"holds {'nothing' if got is None else got.shape}, where {shape or 'k'} belongs")
         try:
             return LSA.from_arrays(params, dict(zip(words, range(len(words)))), arrays)
         except DECODING as e:
