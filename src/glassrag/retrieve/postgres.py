@@ -17,7 +17,7 @@ Each opens its own connection on first use (retrievers run side by side in threa
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,8 @@ from glassrag.retrieve.base import Ranks
 from glassrag.schema import Hit
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store import pgsearch
+from glassrag.store.pgcheck import an_object, damaged, retried
+from glassrag.store.pgschema import IDENTIFIER
 from glassrag.store.base import Index
 
 
@@ -56,6 +58,9 @@ def _score(params: Mapping[str, Any]) -> tuple[str, str]:
                          "(−1 to 1): closeness of meaning to the question.")
     return "BM25", ("BM25 match strength computed in SQL: the sum of each question word's weight in this "
                     "passage. Unbounded, on this index's scale: compare it within one question.")
+
+
+T = TypeVar("T")
 
 
 class _PgRetriever(Ranks):
@@ -86,6 +91,11 @@ class _PgRetriever(Ranks):
             self._conn = self.store.new_connection()
         return self._conn
 
+    def sql(self, work: Callable[[Any], T]) -> T:
+        """`work(self.conn)`, once more on a fresh connection when this one died (the server
+        restarted); StoreError (a 503 page) while the server cannot be reached."""
+        return retried(lambda: self.conn, work, self.store.loc, "searching")
+
     def params(self) -> dict[str, Any]:
         return {"depth": self.depth, "family": self.family, "store": "postgresql"}
 
@@ -110,17 +120,24 @@ class PgBM25(_PgRetriever):
 
     def impacts(self) -> dict[str, float] | None:
         """The k1 and b the index's stored impacts hold for (None: written before impacts)."""
-        row = self.conn.execute(f"SELECT value FROM {self.store.loc.table('meta')} WHERE key = 'impacts'").fetchone()
-        return row[0] if row else None
+        sql = f"SELECT value FROM {self.store.loc.table('meta')} WHERE key = 'impacts'"
+        row = self.sql(lambda conn: conn.execute(sql).fetchone())
+        if row is None:
+            return None
+        impacts = an_object(self.store.loc, "meta/impacts", row[0])
+        if not all(isinstance(impacts.get(k), (int, float)) for k in ("k1", "b")):
+            raise damaged(self.store.loc, "meta/impacts", f"holds {str(impacts)[:60]!r}, not k1 and b")
+        return impacts
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         stored = self.impacts()
         tokens = list(query.tokens)
         if stored == {"k1": float(self.k1), "b": float(self.b)}:
-            rows = pgsearch.bm25(self.conn, self.store.loc, tokens, self.depth)
+            rows = self.sql(lambda conn: pgsearch.bm25(conn, self.store.loc, tokens, self.depth))
             return self.ranked(query, rows), ["BM25 from the postings' stored impacts: the blocks it needs read "
                                               "from PostgreSQL and summed here (pruned, exact)"]
-        rows = pgsearch.bm25_formula(self.conn, self.store.loc, tokens, self.k1, self.b, self.depth)
+        rows = self.sql(lambda conn: pgsearch.bm25_formula(conn, self.store.loc, tokens, self.k1, self.b,
+                                                           self.depth))
         why = (f"its impacts hold for k1 {stored['k1']:g}, b {stored['b']:g}" if stored
                else "its impact blocks are not written yet (an index of an older format, or written before "
                     "impacts were stored)")
@@ -139,7 +156,8 @@ class PgFulltext(_PgRetriever):
                 "rank": "ts_rank_cd", "text_search": pgsearch.TEXT_SEARCH, **super().params()}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        tsq, rows = pgsearch.fulltext(self.conn, self.store.loc, query.question, self.depth, self.words)
+        tsq, rows = self.sql(lambda conn: pgsearch.fulltext(conn, self.store.loc, query.question, self.depth,
+                                                            self.words))
         notes = [f"tsquery: {tsq or '(empty: no searchable word)'}"]
         if tsq and not rows:
             notes.append("no chunk holds every word of the question" if self.words == "all"
@@ -170,9 +188,10 @@ class _PgDense(_PgRetriever):
                               f"{', '.join(index.embeddings) or 'none'}",
                               "ingest with --embedder minilm, or set [postgres] dense to one the index has")
         self.embedder_name = wanted
-        row = self.store.conn.execute(
-            f"SELECT table_name, vector_type FROM {self.store.loc.table('embedders')} WHERE name = %s",
-            (wanted,)).fetchone()
+        sql = f"SELECT table_name, vector_type FROM {self.store.loc.table('embedders')} WHERE name = %s"
+        row = self.store.retried(lambda conn: conn.execute(sql, (wanted,)).fetchone())
+        if row is None or not IDENTIFIER.match(row[0]) or row[1] not in ("vector", "halfvec"):
+            raise damaged(self.store.loc, f"embedders {wanted[:40]}", f"table and vector type {row!r}")
         self.table, self.vector_type = row
         self.ef_search = config.postgres.ef_search
         self._embedder: Any = None
@@ -202,8 +221,9 @@ class PgDense(_PgDense):
         return {**super().params(), "cutoff": self.cutoff}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        rows = pgsearch.dense(self.conn, self.store.loc, self.table, self.vector_type, self.vector(query),
-                              self.depth, self.exact, self.ef_search)
+        vector = self.vector(query)
+        rows = self.sql(lambda conn: pgsearch.dense(conn, self.store.loc, self.table, self.vector_type, vector,
+                                                    self.depth, self.exact, self.ef_search))
         notes = []
         if self.cutoff is not None:
             kept = [r for r in rows if r[1] >= self.cutoff]
@@ -232,8 +252,10 @@ class PgHybrid(_PgDense):
                 "rank": "ts_rank_cd", "cutoff": self.cutoff, "fuse": "rrf", "k": self.k}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        rows, sides = pgsearch.hybrid(self.conn, self.store.loc, self.table, self.vector_type, query.question,
-                                      self.vector(query), self.depth, self.cutoff, self.k, self.ef_search)
+        vector = self.vector(query)
+        rows, sides = self.sql(lambda conn: pgsearch.hybrid(conn, self.store.loc, self.table, self.vector_type,
+                                                            query.question, vector, self.depth, self.cutoff,
+                                                            self.k, self.ef_search))
         notes = [f"one SQL statement: full text gave {sides['full text']} of these, pgvector "
                  f"(cosine ≥ {self.cutoff}) gave {sides['pgvector']}"]
         return self.ranked(query, rows), notes

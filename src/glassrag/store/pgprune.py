@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from glassrag.store.pgcheck import block
 from glassrag.store.pgschema import ORDER, Location
 
 MARGIN = 1e-4  # relative slack on every bound (float32 sums differ from float64 by ~1e-7)
@@ -108,8 +109,9 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
     ids = [int(r[1]) for r in rows]
     n = np.bincount([column[w] for w in tokens if w in column], minlength=len(rows)).astype(np.float64)
     bounds = [np.asarray(r[5], dtype=np.float64) for r in rows]
-    keys = [[np.frombuffer(r[3], ">i8")] for r in rows]
-    impacts = [[np.frombuffer(r[4], ">f4")] for r in rows]
+    firsts = [block(loc, r[3], r[4]) for r in rows]
+    keys = [[f[0]] for f in firsts]
+    impacts = [[f[1]] for f in firsts]
 
     # the first blocks are short: summed by chunk over their distinct keys, not a dense array
     _, chunk = np.unique(np.concatenate([k_[0] for k_ in keys]), return_inverse=True)
@@ -129,8 +131,9 @@ def counted_top_k(conn: Any, loc: Location, tokens: list[str],
             result = cur.pgresult
             for row in range(result.ntuples if result is not None else 0):
                 i = of_id[int.from_bytes(result.get_value(row, 0), "big", signed=True)]
-                keys[i].append(np.frombuffer(result.get_value(row, 1), ">i8"))
-                impacts[i].append(np.frombuffer(result.get_value(row, 2), ">f4"))
+                more_keys, more_impacts = block(loc, result.get_value(row, 1), result.get_value(row, 2))
+                keys[i].append(more_keys)
+                impacts[i].append(more_impacts)
     key_lists = [np.concatenate(k_).astype(np.int64) for k_ in keys]
     impact_lists = [np.concatenate(w) for w in impacts]
     u = np.array([b[r] if r < len(b) else 0.0 for b, r in zip(bounds, read)], dtype=np.float64)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from glassrag.schema import Chunk, Document, Section
+from glassrag.store.pgcheck import DECODING, an_object, damaged, streamed_retried
 from glassrag.store.pgschema import Location
 from glassrag.store.base import ChunkRows
 from glassrag.store.tables import StreamedDocuments
@@ -22,15 +23,32 @@ CHUNK_COLUMNS = 'id, doc_id, locator, text, start, "end", position, heading_path
 DOC_COLUMNS = "id, title, source, format, sections, metadata, content_hash, text"
 
 
-def chunk_of(row: tuple) -> Chunk:
+def chunk_of(loc: Location, row: tuple) -> Chunk:
+    """A chunk's row as a Chunk; `heading_path` a list of strings, else "store damaged"."""
     cid, doc_id, locator, text, start, end, position, heading = row
+    if not isinstance(heading, list) or not all(isinstance(h, str) for h in heading):
+        raise damaged(loc, f"chunks/heading_path {cid[:40]}", f"holds {str(heading)[:60]!r}, not a list of headings")
     return Chunk(cid, doc_id, locator, text, start, end, position, tuple(heading))
 
 
-def document_of(row: tuple) -> Document:
+def document_of(loc: Location, row: tuple) -> Document:
+    """A document's row as a Document: `sections` a list of objects with a locator and whole
+    start and end, `metadata` an object, else "store damaged" (a JSON string's characters
+    were once iterated as sections, a traceback)."""
     did, title, source, fmt, sections, metadata, content_hash, text = row
-    return Document(did, title, source, fmt, text, tuple(Section.from_dict(s) for s in sections),
-                    metadata, content_hash)
+    where = f"documents/sections {did[:40]}"
+    if not isinstance(sections, list):
+        raise damaged(loc, where, f"holds {type(sections).__name__} {str(sections)[:60]!r}, not a list of sections")
+    try:
+        parsed = tuple(Section.from_dict(s) for s in sections)
+    except DECODING as e:
+        raise damaged(loc, where, e) from None
+    for s in parsed:
+        if not (isinstance(s.locator, str) and type(s.start) is int and type(s.end) is int
+                and all(isinstance(h, str) for h in s.heading_path)):
+            raise damaged(loc, where, f"a section {str(s)[:80]} is not a locator with whole offsets")
+    an_object(loc, f"documents/metadata {did[:40]}", metadata, {})
+    return Document(did, title, source, fmt, text, parsed, metadata, content_hash)
 
 
 def streamed(conn: Any, name: str, sql: str, batch: int) -> Iterator[tuple]:
@@ -47,7 +65,9 @@ class PgChunks(ChunkRows):
     (the pg-* retrievers search through it)."""
 
     def __init__(self, pg: Any, conn: Any, loc: Location) -> None:
-        self.pg, self.conn, self.loc = pg, conn, loc
+        """`conn`: the connection `pg` reads the index on (a chunk read later takes `pg.conn`,
+        which is a fresh one after a restart)."""
+        self.pg, self.loc = pg, loc
         rows = conn.execute(f"SELECT key, id, doc_id, words FROM {loc.table('chunks')} ORDER BY {ORDER}").fetchall()
         self.keys = np.array([r[0] for r in rows], dtype=np.int64)
         ids = [r[1] for r in rows]
@@ -61,13 +81,18 @@ class PgChunks(ChunkRows):
         return len(self.keys)
 
     def _at(self, i: int) -> Chunk:
-        row = self.conn.execute(f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} WHERE key = %s",
-                                (int(self.keys[i]),)).fetchone()
-        return chunk_of(row)
+        sql = f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} WHERE key = %s"
+        row = self.pg.retried(lambda conn: conn.execute(sql, (int(self.keys[i]),)).fetchone())
+        if row is None:
+            raise damaged(self.loc, "chunks", f"chunk key {int(self.keys[i])} was read at open and is gone; "
+                                              "the table changed under a reader")
+        return chunk_of(self.loc, row)
 
     def __iter__(self) -> Iterator[Chunk]:
         sql = f"SELECT {CHUNK_COLUMNS} FROM {self.loc.table('chunks')} ORDER BY {ORDER}"
-        return map(chunk_of, streamed(self.conn, "glassrag_chunks", sql, 5000))
+        rows = streamed_retried(lambda: self.pg.conn, lambda conn: streamed(conn, "glassrag_chunks", sql, 5000),
+                                self.loc)
+        return (chunk_of(self.loc, row) for row in rows)
 
     def row_of_key(self) -> dict[int, int]:
         """chunk key -> its row in index order."""
@@ -79,8 +104,8 @@ class PgChunks(ChunkRows):
 class PgDocuments(StreamedDocuments):
     """The documents of a PostgreSQL index by id (ids and content hashes read at open)."""
 
-    def __init__(self, conn: Any, loc: Location) -> None:
-        self.conn, self.loc = conn, loc
+    def __init__(self, pg: Any, conn: Any, loc: Location) -> None:
+        self.pg, self.loc = pg, loc
         rows = conn.execute(f'SELECT id, content_hash FROM {loc.table("documents")} ORDER BY id COLLATE "C"').fetchall()
         self.hashes = dict(rows)
         self.ids = [r[0] for r in rows]
@@ -97,11 +122,15 @@ class PgDocuments(StreamedDocuments):
     def __getitem__(self, doc_id: str) -> Document:
         if doc_id not in self.hashes:
             raise KeyError(doc_id)
-        row = self.conn.execute(f"SELECT {DOC_COLUMNS} FROM {self.loc.table('documents')} WHERE id = %s",
-                                (doc_id,)).fetchone()
-        return document_of(row)
+        sql = f"SELECT {DOC_COLUMNS} FROM {self.loc.table('documents')} WHERE id = %s"
+        row = self.pg.retried(lambda conn: conn.execute(sql, (doc_id,)).fetchone())
+        if row is None:
+            raise KeyError(doc_id)
+        return document_of(self.loc, row)
 
     def _stream(self) -> Iterator[Document]:
         sql = f'SELECT {DOC_COLUMNS} FROM {self.loc.table("documents")} ORDER BY id COLLATE "C"'
-        return map(document_of, streamed(self.conn, "glassrag_documents", sql, 2000))
+        rows = streamed_retried(lambda: self.pg.conn,
+                                lambda conn: streamed(conn, "glassrag_documents", sql, 2000), self.loc)
+        return (document_of(self.loc, row) for row in rows)
 

@@ -16,7 +16,7 @@ import io
 import json
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,11 +27,16 @@ from glassrag.lexical.bm25 import Columns, TermCounts
 from glassrag.schema.fitted import read_extra
 from glassrag.store.base import Embedded, Index, Part, Stored
 from glassrag.store import pgschema
-from glassrag.store.pgschema import (Location, check_format, connect, migrate, parse_location, redact,
-                                     lost, stored_format)
+from glassrag.store.pgcheck import DECODING, an_array, an_object, damaged, retried
+from glassrag.store.pgschema import (IDENTIFIER, Location, check_format, connect, migrate, parse_location,
+                                     redact, lost, stored_format)
+from glassrag.store.shapes import NUMBER
 from glassrag.store.pgtables import PgChunks, PgDocuments
 
 POLL_SECONDS = 0.2
+# meta values that are JSON objects when present (store/pgwrite.py writes them so)
+OBJECTS = ("config", "superseded", "sources", "extra", "lsa", "parts")
+T = TypeVar("T")
 
 
 class PostgresStore:
@@ -58,12 +63,20 @@ class PostgresStore:
         """A connection of its own (a retriever running in its own thread)."""
         return connect(self.loc, autocommit=True)
 
+    def retried(self, work: Callable[[Any], T], doing: str = "reading") -> T:
+        """`work(self.conn)`, once more on a fresh connection when this one died (the server
+        restarted); StoreError when the server cannot be reached (store/pgcheck.py)."""
+        return retried(lambda: self.conn, work, self.loc, doing)
+
     def exists(self) -> bool:
-        return stored_format(self.conn, self.loc) is not None
+        return self.retried(lambda conn: stored_format(conn, self.loc)) is not None
 
     def generation(self) -> str:
         """Changes with every write (the web app re-reads an index when it changes)."""
-        row = self.conn.execute(f"SELECT value FROM {self.loc.table('meta')} WHERE key = 'generation'").fetchone()
+        row = self.retried(lambda conn: conn.execute(
+            f"SELECT value FROM {self.loc.table('meta')} WHERE key = 'generation'").fetchone())
+        if row is None or not isinstance(row[0], int) or isinstance(row[0], bool):
+            raise damaged(self.loc, "meta/generation", f"holds {str(row and row[0])[:40]!r}, not a whole number")
         return f"pg-{row[0]}"
 
     # writing ---------------------------------------------------------------------------
@@ -119,7 +132,12 @@ class PostgresStore:
     # reading ---------------------------------------------------------------------------
 
     def read(self) -> Index:
-        conn, loc = self.conn, self.loc
+        """The index; read again from the start on a fresh connection when the connection
+        died, and "store damaged" for a value that is not what glassrag writes."""
+        return self.retried(self._read)
+
+    def _read(self, conn: Any) -> Index:
+        loc = self.loc
         version = stored_format(conn, loc)
         if version is None:
             raise StoreError(f"{loc} holds no glassrag index",
@@ -131,17 +149,27 @@ class PostgresStore:
         if "config" not in meta:
             raise StoreError(f"{loc} holds an index that was never completely written",
                              f"ingest again: glassrag ingest PATH --store '{redact(self.url)}'")
-        self._read_generation = int(meta["generation"])
-        config = Config.from_dict(meta["config"], origin=str(loc), layer="index")
+        for key in OBJECTS:
+            an_object(loc, f"meta/{key}", meta.get(key))
+        if not isinstance(meta.get("generation"), int) or isinstance(meta["generation"], bool):
+            raise damaged(loc, "meta/generation", f"holds {str(meta.get('generation'))[:40]!r}, not a whole number")
+        self._read_generation = meta["generation"]
+        try:
+            config = Config.from_dict(meta["config"], origin=str(loc), layer="index")
+            extra = read_extra(meta.get("extra") or {})
+        except DECODING as e:
+            raise damaged(loc, "meta/config or meta/extra", e) from None
         chunks = PgChunks(self, conn, loc)
-        documents = PgDocuments(conn, loc)
+        documents = PgDocuments(self, conn, loc)
         counts = self._counts(chunks)
         doc_chunks: dict[str, int] = {d: 0 for d in documents.ids}
         for d in chunks.doc_ids:
+            if d not in doc_chunks:
+                raise damaged(loc, "chunks/doc_id", f"names document {d[:60]!r}, which documents lacks")
             doc_chunks[d] += 1
         stored = Stored(None, dict(meta.get("superseded") or {}), meta.get("newest_date"), doc_chunks,
                         documents.hashes, [d for d, n in doc_chunks.items() if n == 0], None, counts)
-        return Index(config, documents, chunks, counts, self._lsa(meta), read_extra(meta.get("extra") or {}),
+        return Index(config, documents, chunks, counts, self._lsa(meta, len(chunks)), extra,
                      self._embeddings(chunks), stored, dict(meta.get("sources") or {}), self._parts(meta))
 
     def _counts(self, chunks: PgChunks) -> TermCounts:
@@ -168,26 +196,43 @@ class PostgresStore:
         doc_len = np.array([r[0] for r in lengths], dtype=np.float32)
         return TermCounts(vocab, Columns.of(matrix), doc_len)
 
-    def _lsa(self, meta: dict[str, Any]) -> Any:
+    def _lsa(self, meta: dict[str, Any], n: int) -> Any:
         if not meta.get("lsa"):
             return None
         from glassrag.dense.lsa import LSA
 
-        arrays = {name.split("/", 1)[1]: np.load(io.BytesIO(data), allow_pickle=False)
+        arrays = {name.split("/", 1)[1]: an_array(self.loc, f"arrays/data {name}", data, NUMBER)
                   for name, data in self.conn.execute(
                       f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'lsa/%'").fetchall()}
-        words = meta["lsa"]["vocab"]
-        return LSA.from_arrays(meta["lsa"]["params"], dict(zip(words, range(len(words)))), arrays)
+        lsa = meta["lsa"]
+        words, params = lsa.get("vocab"), an_object(self.loc, "meta/lsa params", lsa.get("params"), {})
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise damaged(self.loc, "meta/lsa vocab", "not a list of terms")
+        k = arrays["term_vectors"].shape[-1] if arrays.get("term_vectors", np.empty(0)).ndim == 2 else -1
+        shapes = {"idf": (len(words),), "term_vectors": (len(words), k), "passage_vectors": (n, k), "variance_share": None}
+        for key, shape in shapes.items():
+            got = arrays.get(key)
+            if got is None or (shape is not None and got.shape != shape) or (shape is None and got.ndim != 1):
+                raise damaged(self.loc, f"arrays/data lsa/{key}",
+                              f"holds {'nothing' if got is None else got.shape}, where {shape or 'k'} belongs")
+        try:
+            return LSA.from_arrays(params, dict(zip(words, range(len(words)))), arrays)
+        except DECODING as e:
+            raise damaged(self.loc, "meta/lsa or arrays/lsa", e) from None
 
     def _parts(self, meta: dict[str, Any]) -> dict[str, Part]:
         """Every retriever's own part: its parameters from meta `parts`, its arrays from `arrays`."""
         params = meta.get("parts") or {}
+        for name, value in params.items():
+            an_object(self.loc, f"meta/parts {name}", value)
         arrays: dict[str, dict[str, np.ndarray]] = {name: {} for name in params}
         rows = self.conn.execute(
             f"SELECT name, data FROM {self.loc.table('arrays')} WHERE name LIKE 'parts/%' ORDER BY name").fetchall()
         for name, data in rows:
+            if name.count("/") < 2:
+                raise damaged(self.loc, "arrays/name", f"{name[:60]!r} is not parts/PART/ARRAY")
             _, part, key = name.split("/", 2)
-            arrays.setdefault(part, {})[key] = np.load(io.BytesIO(data), allow_pickle=False)
+            arrays.setdefault(part, {})[key] = an_array(self.loc, f"arrays/data {name}", data)
         return {name: Part(params[name], arrays[name]) for name in params}
 
     def _embeddings(self, chunks: PgChunks) -> dict[str, Embedded]:
@@ -195,13 +240,20 @@ class PostgresStore:
         t = self.loc.table
         for name, params, dim, table in self.conn.execute(
                 f"SELECT name, params, dim, table_name FROM {t('embedders')} ORDER BY name").fetchall():
-            vectors = np.zeros((len(chunks), dim), dtype=np.float32)
-            row_of = chunks.row_of_key()
-            with self.conn.cursor(binary=True) as cur:
-                cur.execute(f"SELECT chunk_key, embedding::real[] FROM {t(table)}")
-                for key, values in cur:
-                    vectors[row_of[key]] = values
-            out[name] = Embedded(name, params if isinstance(params, dict) else json.loads(params), vectors)
+            if not IDENTIFIER.match(table) or not 0 < dim <= 65_536:
+                raise damaged(self.loc, f"embedders {name[:40]}", f"table {table[:60]!r}, dim {dim}")
+            try:
+                params = an_object(self.loc, f"embedders/params {name[:40]}",
+                                   params if isinstance(params, dict) else json.loads(params))
+                vectors = np.zeros((len(chunks), dim), dtype=np.float32)
+                row_of = chunks.row_of_key()
+                with self.conn.cursor(binary=True) as cur:
+                    cur.execute(f"SELECT chunk_key, embedding::real[] FROM {t(table)}")
+                    for key, values in cur:
+                        vectors[row_of[key]] = values
+            except DECODING as e:
+                raise damaged(self.loc, f"{table}/embedding", e) from None
+            out[name] = Embedded(name, params, vectors)
         return out
 
 
