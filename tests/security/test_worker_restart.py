@@ -152,3 +152,36 @@ def test_a_replaced_worker_is_stopped_by_ctrl_c_while_it_warms_up(tmp_path: Path
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=20)
+
+
+def test_with_one_socket_shared_a_killed_worker_is_replaced_too():
+    """Where workers share one socket (not Linux: SPREAD is off), the parent keeps it open and
+    the new worker serves on it."""
+    port = free_port()
+    script = ("from starlette.applications import Starlette\n"
+              "from starlette.responses import PlainTextResponse\n"
+              "from starlette.routing import Route\n"
+              "from glassrag.web import prefork\n"
+              "prefork.SPREAD = False\n"
+              "app = Starlette(routes=[Route('/glossary.json', lambda request: PlainTextResponse('ok'))])\n"
+              f"raise SystemExit(prefork.run(app, '127.0.0.1', {port}, 2))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        wait_for(lambda: len(children_of(proc.pid)) == 2 and listening(port) == 1, 60, proc)
+        killed, other = children_of(proc.pid)
+        os.kill(killed, signal.SIGKILL)
+        wait_for(lambda: gone(killed), 30, proc)
+        assert [get(port) for _ in range(REQUESTS)] == [200] * REQUESTS
+        wait_for(lambda: len(children_of(proc.pid)) == 2, 60, proc)
+        new = next(pid for pid in children_of(proc.pid) if pid != other)
+        os.kill(other, signal.SIGKILL)  # now the first one forked from the parent answers (or the next)
+        wait_for(lambda: gone(other), 30, proc)
+        assert get(port) == 200
+        assert Path(f"/proc/{new}").exists() and not gone(new)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
