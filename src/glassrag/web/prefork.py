@@ -128,7 +128,7 @@ def run(app: Any, host: str, port: int, count: int) -> int:
     parent = os.getpid()
     for number in range(count):
         mine = sockets[number] if SPREAD else sockets[0]
-        _fork(app, mine, parent, {}, children, number)
+        _fork(app, mine, parent, {}, children, number, [s for s in sockets[number + 1:] if s is not mine])
         if SPREAD:
             mine.close()  # the worker holds it; the next workers need not
     previous = {s: signal.getsignal(s) for s in STOPS}
@@ -149,24 +149,29 @@ def run(app: Any, host: str, port: int, count: int) -> int:
 
 
 def _fork(app: Any, sock: socket.socket, parent: int, handlers: dict[int, Any],
-          children: dict[int, int], number: int) -> None:
+          children: dict[int, int], number: int, others: list[socket.socket] | None = None) -> None:
     """Forks worker `number` serving `app` on `sock` and puts its pid in `children`. The stop
     signals are blocked across the fork, so the parent's handler (which passes a signal on to
     every worker in `children`) runs only once the new pid is there, and the worker gets
-    `handlers` back (the ones before the parent's) before it can take a signal."""
+    `handlers` back (the ones before the parent's) before it can take a signal. The worker
+    closes `others`, the sockets of the workers forked after it: a socket it kept would
+    outlive its own worker and, never accepted on, hold the connections the kernel gives it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:
         pid = os.fork()
         if pid == 0:
-            _worker(app, sock, parent, handlers)  # never returns
+            _worker(app, sock, parent, handlers, others or [])  # never returns
         children[pid] = number
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
 
 
-def _worker(app: Any, sock: socket.socket, parent: int, handlers: dict[int, Any]) -> None:
+def _worker(app: Any, sock: socket.socket, parent: int, handlers: dict[int, Any],
+            others: list[socket.socket]) -> None:
     code = 1
     try:
+        for other in others:
+            other.close()
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
