@@ -5,7 +5,7 @@ failed and how, how many of those failed were sent after the killed worker was g
 be: they are the other worker's), whether the server still runs, and how long until 2
 sockets listen again.
 
-    python scripts/worker_kill.py INDEX [M] [C]     # INDEX: an index folder (the demo's)
+    python scripts/worker_kill.py INDEX [M] [C] [W]  # INDEX: an index folder (the demo's); W: 1 or 2, the worker killed
 
 Loopback only, Linux only (/proc); the server is started and stopped here."""
 
@@ -63,7 +63,7 @@ def ask(base: str, number: int) -> str:
         return type(getattr(e, "reason", e)).__name__
 
 
-def main(index: str, total: int = 120, clients: int = 4) -> None:
+def main(index: str, total: int = 120, clients: int = 4, which: int = 1) -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", index, "--port", str(port),
@@ -93,7 +93,7 @@ def main(index: str, total: int = 120, clients: int = 4) -> None:
             t.start()
         while len(results) < total // 3:
             time.sleep(0.01)
-        victim = children_of(proc.pid)[0]
+        victim = children_of(proc.pid)[which - 1]  # forked in turn: worker 1, then worker 2
         os.kill(victim, signal.SIGKILL)
         killed = time.monotonic()
         while Path(f"/proc/{victim}").exists() and time.monotonic() - killed < 30:  # until reaped
@@ -110,7 +110,7 @@ def main(index: str, total: int = 120, clients: int = 4) -> None:
             t.join()
         counts = collections.Counter(outcome for _, outcome in results)
         later = sum(1 for sent, outcome in results if sent > gone and outcome != "200")
-        print(f"{total} asks, {clients} clients, worker {victim} killed after {total // 3} answers")
+        print(f"{total} asks, {clients} clients, worker {which} (pid {victim}) killed after {total // 3} answers")
         print("outcomes:", dict(counts))
         print(f"lost: {total - counts['200']} of {total}, {later} of them sent after the worker was gone; "
               f"server running: {proc.poll() is None}; "
@@ -123,4 +123,4 @@ def main(index: str, total: int = 120, clients: int = 4) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], *(int(a) for a in sys.argv[2:4]))
+    main(sys.argv[1], *(int(a) for a in sys.argv[2:5]))
