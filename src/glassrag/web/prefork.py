@@ -250,7 +250,7 @@ def _supervise(children: dict[int, int], replace: Callable[[int], None]) -> int:
                 stop(signal.SIGTERM, None)
                 continue
             say(f"{which}; the requests it held are lost. Starting another in its place "
-                f"(the other workers serve meanwhile)")
+                f"(any other workers serve meanwhile)")
             try:
                 replace(number)
             except OSError as e:
