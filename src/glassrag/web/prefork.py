@@ -7,8 +7,17 @@ accepted by any other, and nothing secret crosses a pipe, a file or the environm
 checks that stop the server with a message (a bad index, a port in use) run in the parent,
 before any worker starts. On Linux each worker listens on its own socket of the port
 (SO_REUSEPORT: the kernel spreads the connections among them); elsewhere they share one.
-Ctrl-C or SIGTERM stops every worker; a worker that dies by itself stops the others and
-the server, which exits 1.
+Ctrl-C or SIGTERM stops every worker.
+
+A worker that dies without being asked to (killed by the system for memory, `kill -9`, a
+crash) is replaced (issue 51.7: one killed worker used to stop the whole server): the parent
+says which worker died and how, and forks another from the app as built, which warms up as
+the first ones did while the others keep serving. The dead worker's requests are lost (its
+connections, accepted or waiting in its socket's queue, are closed with it); the others'
+are not. On Linux the new worker's socket is bound at once but listens only once it is warm,
+so no connection waits for its warm-up. A worker that keeps dying is not restarted in a
+loop: past RESTARTS deaths within WINDOW_S seconds the server says so and stops (exit 1), as
+a broken start stops it, rather than serve on with fewer workers than asked for unnoticed.
 
 Every server process, a worker or the one process of `--workers 1`, runs `server`: a signal
 while it starts stops it at once, and one while it serves within GRACE_S seconds (issue 49:
@@ -24,8 +33,9 @@ import os
 import signal
 import socket
 import sys
+import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from glassrag.errors import ConfigError
 
@@ -33,6 +43,11 @@ SPREAD = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
 # seconds the requests in flight at Ctrl-C may take to finish before they are cancelled:
 # uvicorn's default waits for them without end, and a stalled client or a long page kept the port
 GRACE_S = 5
+# a dead worker is replaced unless more than RESTARTS workers died within WINDOW_S seconds: then
+# the server stops (a worker that dies as it starts would otherwise be forked again without end)
+RESTARTS = 5
+WINDOW_S = 60.0
+STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def server(app: Any, **where: Any) -> Any:
@@ -84,31 +99,82 @@ def listeners(host: str, port: int, count: int) -> list[socket.socket]:
     return made
 
 
+def bound(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port beside the others (SO_REUSEPORT) that does not listen yet:
+    asyncio's server makes it listen once the worker's lifespan (its warm-up) is done, so until
+    then the kernel gives its connections to the workers that serve."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
 def run(app: Any, host: str, port: int, count: int) -> int:
-    """Serves `app` from `count` forked workers until Ctrl-C or SIGTERM (0), or until a
-    worker dies by itself (1)."""
+    """Serves `app` from `count` forked workers until Ctrl-C or SIGTERM (0), replacing a worker
+    that dies by itself, or until more than RESTARTS died within WINDOW_S seconds (1)."""
     if not hasattr(os, "fork"):
         raise ConfigError(f"--workers {count} needs os.fork, which this system has not",
                           "run one worker: --workers 1")
     sockets = listeners(host, port, count)
+    shared = None if SPREAD else sockets[0]  # kept open here: a new worker serves on it too
     children: dict[int, int] = {}  # pid -> worker number
     parent = os.getpid()
     for number in range(count):
         mine = sockets[number] if SPREAD else sockets[0]
-        pid = os.fork()
-        if pid == 0:
-            _worker(app, mine, parent)  # never returns
-        children[pid] = number
+        _fork(app, mine, parent, {}, children, number, [s for s in sockets[number + 1:] if s is not mine])
         if SPREAD:
             mine.close()  # the worker holds it; the next workers need not
-    for sock in sockets:
-        sock.close()
-    return _supervise(children)
+    previous = {s: signal.getsignal(s) for s in STOPS}
+
+    def replace(number: int) -> None:
+        mine = shared if shared is not None else bound(host, port)
+        try:
+            _fork(app, mine, parent, previous, children, number)
+        finally:
+            if mine is not shared:
+                mine.close()
+
+    try:
+        return _supervise(children, replace)
+    finally:
+        if shared is not None:
+            shared.close()
 
 
-def _worker(app: Any, sock: socket.socket, parent: int) -> None:
+def _fork(app: Any, sock: socket.socket, parent: int, handlers: dict[int, Any],
+          children: dict[int, int], number: int, others: list[socket.socket] | None = None) -> None:
+    """Forks worker `number` serving `app` on `sock` and puts its pid in `children`. The stop
+    signals are blocked across the fork, so the parent's handler (which passes a signal on to
+    every worker in `children`) runs only once the new pid is there, and the worker gets
+    `handlers` back (the ones before the parent's) before it can take a signal. The worker
+    closes `others`, the sockets of the workers forked after it: a socket it kept would
+    outlive its own worker and, never accepted on, hold the connections the kernel gives it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _worker(app, sock, parent, handlers, others or [])  # never returns
+        children[pid] = number
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+
+
+def _worker(app: Any, sock: socket.socket, parent: int, handlers: dict[int, Any],
+            others: list[socket.socket]) -> None:
     code = 1
     try:
+        for other in others:
+            other.close()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         _stop_with(parent)
         server(app).run(sockets=[sock])
         code = 0
@@ -133,8 +199,23 @@ def _stop_with(parent: int) -> None:
         os._exit(0)
 
 
-def _supervise(children: dict[int, int]) -> int:
-    """Waits for the workers; a signal to the parent is passed on to every worker."""
+def died(status: int) -> str:
+    """How a worker ended, from its wait status: `was killed by signal 9 (SIGKILL)` or
+    `exited with status 1`."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {number}{name}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+def _supervise(children: dict[int, int], replace: Callable[[int], None]) -> int:
+    """Waits for the workers; a signal to the parent is passed on to every worker. A worker
+    that dies unasked is replaced by `replace(number)` (which adds the new pid), unless more than RESTARTS
+    died within WINDOW_S seconds: then every worker is stopped and the server exits 1."""
     stopping = False
 
     def stop(signum: int, frame: Any) -> None:
@@ -146,15 +227,34 @@ def _supervise(children: dict[int, int]) -> int:
             except ProcessLookupError:
                 pass
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    def say(text: str) -> None:
+        print(f"glassrag serve: {text}", file=sys.stderr, flush=True)
+
+    previous = {s: signal.signal(s, stop) for s in STOPS}
+    deaths: list[float] = []  # when workers died unasked, the last WINDOW_S seconds
     code = 0
     try:
         while children:
             pid, status = os.wait()
             number = children.pop(pid, None)
-            if number is not None and not stopping:
-                print(f"glassrag serve: worker {number + 1} stopped by itself (exit status "
-                      f"{os.waitstatus_to_exitcode(status)}); stopping the others", file=sys.stderr, flush=True)
+            if number is None or stopping:
+                continue
+            now = time.monotonic()
+            deaths = [t for t in deaths if now - t < WINDOW_S] + [now]
+            which = f"worker {number + 1} (pid {pid}) {died(status)}"
+            if len(deaths) > RESTARTS:
+                say(f"{which}; {len(deaths)} workers died within {WINDOW_S:g} s, so none is started "
+                    "again: stopping the server. If a worker dies as it starts, its messages are above; "
+                    "if the system killed it for memory, serve fewer workers (--workers)")
+                code = 1
+                stop(signal.SIGTERM, None)
+                continue
+            say(f"{which}; the requests it held are lost. Starting another in its place "
+                f"(any other workers serve meanwhile)")
+            try:
+                replace(number)
+            except OSError as e:
+                say(f"cannot start a worker in place of worker {number + 1} ({e}): stopping the server")
                 code = 1
                 stop(signal.SIGTERM, None)
     finally:
