@@ -8,7 +8,8 @@ questions with glassrag's own stages (nothing re-implemented), looked up by name
 Each exhibit is `compute(bench, params) -> plain data`; bad parameters raise ConfigError
 saying what was expected. `costly(bench, params)` is the part of its settings whose change
 evaluates a split (the cost grows with the corpus and the split, not with one question): the
-web app lets a link (GET) change those only with the server's token (issue 51.3). The web app serves them under /lab (glassrag/web/lab.py).
+web app lets a link (GET) change those only with the server's token (issue 51.3). The web app
+serves them under /lab (glassrag/web/lab.py).
 """
 
 from __future__ import annotations
