@@ -1,6 +1,7 @@
 """Issue 51.3's hostile round, re-run: N cross-site GETs that would start expensive work (the
 generated-words retrievers with 1,024 tokens on /ask.json, a test-split evaluation of other
-settings on /lab/losses.json), sent at once to a real `glassrag serve` on loopback, while a
+settings on /lab/losses.json, and other settings on each lab exhibit that evaluates a split:
+/lab/cuts, /lab/bm25, /lab/fusion, /lab/rerank), sent at once to a real `glassrag serve` on loopback, while a
 probe asks /glossary.json every PROBE_EVERY s; prints each GET's status and seconds and the
 probe's p50/p95/max.
 
@@ -22,6 +23,13 @@ import urllib.parse
 import urllib.request
 
 PROBE_EVERY = 0.5
+# the i-th hostile GET's settings per exhibit: each an evaluation of a split with settings of its own
+EXHIBITS = {
+    "cuts": lambda i: {"chunker": "fixed", "unit": "words", "size": str(60 + 7 * i), "overlap": str(i % 20)},
+    "bm25": lambda i: {"k1": f"{0.5 + 0.13 * i:.2f}", "b": f"{0.05 + 0.09 * (i % 10):.2f}", "commit": "1"},
+    "fusion": lambda i: {"method": "rrf", "k": str(5 + 11 * i)},
+    "rerank": lambda i: {"l2": f"{0.01 * (i + 1):.2f}"},
+}
 
 
 def free_port() -> int:
@@ -59,6 +67,8 @@ def main(index: str, n: int) -> None:
             for i in range(n)]
         hostile += [base + "/lab/losses.json?" + urllib.parse.urlencode({"k": str(1 + i % 20), "gate": "off"})
                     for i in range(n)]
+        for page, params in EXHIBITS.items():
+            hostile += [base + f"/lab/{page}.json?" + urllib.parse.urlencode(params(i)) for i in range(n)]
         results: list[tuple[str, int, float]] = []
         probes: list[float] = []
         done = threading.Event()
@@ -84,7 +94,7 @@ def main(index: str, n: int) -> None:
         done.set()
         prober.join()
         print(f"{len(hostile)} hostile GETs answered in {time.perf_counter() - t0:.2f} s")
-        for page in ("ask.json", "losses.json"):
+        for page in ("ask.json", "losses.json", *(f"{e}.json" for e in EXHIBITS)):
             mine = [(s, t) for p, s, t in results if p == page]
             print(f"  {page}: statuses {sorted({s for s, _ in mine})}, seconds max {max(t for _, t in mine):.3f}")
         probes.sort()

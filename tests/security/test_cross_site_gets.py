@@ -78,3 +78,37 @@ def test_the_lab_form_leads_to_its_page(client: TestClient) -> None:
                          headers={"origin": "http://127.0.0.1"}, follow_redirects=False)
     assert posted.status_code == 303 and f"token={token}" in posted.headers["location"]
     assert client.get(posted.headers["location"]).status_code == 200
+
+
+# each exhibit: settings whose change evaluates a split (token needed), and settings that cost one
+# question or only choose what is drawn (linkable); lsa has none of the first kind (0.13 s at most)
+COSTLY = [("cuts", {"overlap": "7"}), ("cuts", {"split": "test"}), ("bm25", {"k1": "0.7", "b": "0.3"}),
+          ("bm25", {"commit": "1"}), ("fusion", {"k": "10", "w": "0.3"}), ("rerank", {"l2": "0.5"})]
+CHEAP = [("cuts", {"doc": ""}), ("bm25", {"q": "reset the pump"}), ("lsa", {"dims": "5", "word": "pump"}),
+         ("fusion", {"depth": "3"}), ("rerank", {"mmr": "0.5", "split": "test"})]
+
+
+@pytest.mark.parametrize(("exhibit", "params"), COSTLY, ids=[f"{e}-{'-'.join(p)}" for e, p in COSTLY])
+def test_a_link_does_not_start_an_exhibits_evaluation_of_other_settings(client: TestClient, exhibit: str,
+                                                                         params: dict[str, str]) -> None:
+    refused = client.get(f"/lab/{exhibit}.json", params=params)
+    assert refused.status_code == 403, refused.text
+    assert "a link (GET) does not start an evaluation of" in refused.json()["error"]
+    assert client.get(f"/lab/{exhibit}", params=params).status_code == 403  # the page as well as its twin
+    assert client.get(f"/lab/{exhibit}.json", params={**params, "token": "guessed"}).status_code == 403
+    assert client.get(f"/lab/{exhibit}.json", params={**params, "token": token_of(client)}).status_code == 200
+
+
+@pytest.mark.parametrize(("exhibit", "params"), CHEAP, ids=[f"{e}-{'-'.join(p)}" for e, p in CHEAP])
+def test_an_exhibits_own_settings_and_one_questions_worth_stay_linkable(client: TestClient, exhibit: str,
+                                                                          params: dict[str, str]) -> None:
+    assert client.get(f"/lab/{exhibit}.json").status_code == 200
+    assert client.get(f"/lab/{exhibit}.json", params=params).status_code == 200
+
+
+@pytest.mark.parametrize("exhibit", ["cuts", "bm25", "lsa", "fusion", "rerank"])
+def test_each_exhibits_form_carries_the_token(client: TestClient, exhibit: str) -> None:
+    page = client.get(f"/lab/{exhibit}").text
+    form = page[page.index('<form class="lab-form"'):]
+    form = form[:form.index("</form>")]
+    assert f'name="token" value="{token_of(client)}"' in form

@@ -4,6 +4,7 @@ folder with two saved runs, once per session; an in-process client over it."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -68,6 +69,19 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def client(demo_index: Path) -> TestClient:
     return TestClient(create_app([demo_index]), base_url=BASE_URL)
+
+
+@pytest.fixture(scope="session")
+def token(client: TestClient) -> str:
+    """The server's token as the page's own forms carry it: a GET of other settings than the
+    index's that would evaluate a split needs it (issue 51.3), as the user's form sends it."""
+    return form_token(client)
+
+
+def form_token(client: TestClient) -> str:
+    found = re.search(r'name="token" value="([^"]+)"', client.get("/ask").text)
+    assert found is not None
+    return found.group(1)
 
 
 @pytest.fixture(scope="session")

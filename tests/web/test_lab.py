@@ -49,18 +49,20 @@ def test_the_lab_lists_its_exhibits_and_every_page_links_its_twin(client):
 
 # exhibit 1 -----------------------------------------------------------------------------------
 
-def test_cuts_at_the_index_settings_are_the_index_chunks_and_its_answer_intact(client, index, demo_index: Path):
+def test_cuts_at_the_index_settings_are_the_index_chunks_and_its_answer_intact(client, token, index, demo_index: Path):
     own = index.config.chunk
     data = client.get("/lab/cuts.json", params={"chunker": own.chunker, "unit": own.unit, "size": own.size,
-                                                "overlap": own.overlap, "split": "test"}).json()
+                                                "overlap": own.overlap, "split": "test",
+                                                "token": token}).json()
     assert data["measured"]["chunks"] == len(index.chunks)
     run = json.loads((demo_index / "runs" / "defaults-test.json").read_text())  # glassrag eval on test
     assert data["measured"]["intact"] == run["ranking"]["metrics"]["answer_intact"]["value"]
     assert data["measured"]["questions"] == run["ranking"]["metrics"]["answer_intact"]["n"]
 
 
-def test_fixed_windows_meet_the_closed_form_count(client, index):
-    data = client.get("/lab/cuts.json", params={"chunker": "fixed", "size": 100, "overlap": 20}).json()
+def test_fixed_windows_meet_the_closed_form_count(client, token, index):
+    data = client.get("/lab/cuts.json", params={"chunker": "fixed", "size": 100, "overlap": 20,
+                                                "token": token}).json()
     expected = sum(chunk_count(count_units(d.text, "words"), 100, 20) for d in index.documents.values())
     made = sum(len(make_chunker("fixed", size=100, overlap=20, unit="words").chunk(d))
                for d in index.documents.values())
@@ -74,11 +76,12 @@ def test_fixed_windows_meet_the_closed_form_count(client, index):
     assert len(questions) == len(load_golden(demo_golden()))
 
 
-def test_a_larger_size_changes_the_count_shown(client):
-    small = client.get("/lab/cuts?chunker=fixed&size=50&overlap=0").text
-    large = client.get("/lab/cuts.json?chunker=fixed&size=300&overlap=0").json()
+def test_a_larger_size_changes_the_count_shown(client, token):
+    small = client.get(f"/lab/cuts?chunker=fixed&size=50&overlap=0&token={token}").text
+    large = client.get(f"/lab/cuts.json?chunker=fixed&size=300&overlap=0&token={token}").json()
     assert f'id="n-chunks">{large["measured"]["chunks"]}<' not in small
-    assert f'id="n-chunks">{large["measured"]["chunks"]}<' in client.get("/lab/cuts?chunker=fixed&size=300&overlap=0").text
+    again = client.get(f"/lab/cuts?chunker=fixed&size=300&overlap=0&token={token}").text
+    assert f'id="n-chunks">{large["measured"]["chunks"]}<' in again
 
 
 # exhibit 2 -----------------------------------------------------------------------------------
@@ -98,15 +101,15 @@ def test_bm25_heat_map_cells_equal_the_sweep_runs(client, demo_index: Path):
     assert checked == 6
 
 
-def test_bm25_test_recall_after_commit_equals_evaluate(client, index):
-    shown = client.get("/lab/bm25.json?k1=1.2&b=0.75").json()
+def test_bm25_test_recall_after_commit_equals_evaluate(client, token, index):
+    shown = client.get(f"/lab/bm25.json?k1=1.2&b=0.75&token={token}").json()
     assert shown["test"] is None and not shown["committed"]
-    committed = client.get("/lab/bm25.json?k1=1.2&b=0.75&commit=1").json()
+    committed = client.get(f"/lab/bm25.json?k1=1.2&b=0.75&commit=1&token={token}").json()
     config = index.config.with_overrides(bm25={"k1": 1.2, "b": 0.75})
     for split, value in (("test", committed["test"]), ("train", committed["train"])):
         run = evaluate(Pipeline(index, config), load_golden(demo_golden(), split, index.documents))
         assert value == run.to_dict(deep=False)["stages"]["bm25"]["recall@5"]["value"]
-    page = client.get("/lab/bm25?k1=1.2&b=0.75&commit=1").text
+    page = client.get(f"/lab/bm25?k1=1.2&b=0.75&commit=1&token={token}").text
     assert f'id="test-recall">{committed["test"]:.3f}<' in page
 
 
@@ -120,8 +123,8 @@ def test_bm25_search_shows_each_word_and_the_parts_sum_to_the_score(client):
 # exhibit 4 -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("params", [{"method": "rrf", "k": 30}, {"method": "weighted", "w": 0.5}])
-def test_fusion_metrics_equal_evaluate_on_the_test_split(client, index, demo_index: Path, params):
-    data = client.get("/lab/fusion.json", params=params).json()
+def test_fusion_metrics_equal_evaluate_on_the_test_split(client, token, index, demo_index: Path, params):
+    data = client.get("/lab/fusion.json", params={**params, "token": token}).json()
     bench = LabBench("check", index, tuple(load_golden(demo_golden())), str(demo_golden()))
     config = config_for(bench, params["method"], params.get("k", 60), params.get("w", 0.7))
     run = evaluate(Pipeline(index, config), load_golden(demo_golden(), "test", index.documents)).to_dict(deep=False)
@@ -205,9 +208,9 @@ def test_document_text_and_questions_are_escaped_in_the_lab(tmp_path: Path, make
     assert needs.status_code == 400 and "no labelled questions" in needs.json()["error"]
 
 
-def test_the_lab_takes_a_setting_s_whole_range_as_the_settings_form_does(client):
+def test_the_lab_takes_a_setting_s_whole_range_as_the_settings_form_does(client, token):
     """The lab parses k1 through the setting's one definition (issue 29.3): k1 = 20 is a valid
     bm25.k1 (0 to 100), so the exhibit measures it instead of refusing what a --config file takes."""
-    r = client.get("/lab/bm25.json?k1=20&b=0.4")
+    r = client.get(f"/lab/bm25.json?k1=20&b=0.4&token={token}")
     assert r.status_code == 200, r.text
     assert r.json()["k1"] == 20.0

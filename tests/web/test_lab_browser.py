@@ -6,11 +6,20 @@ beside the other screenshots ($GLASSRAG_SCREENSHOTS, or a temporary folder)."""
 
 from __future__ import annotations
 
+import re
+import urllib.request
 from urllib.parse import urlencode
 
 import pytest
 
 from test_web_browser import SCREENSHOTS, browser, fetch_json, live, needs_chromium, page  # noqa: F401
+
+
+def token(live: str) -> str:
+    """The server's token, as the page's forms carry it: the JSON twins of other settings than
+    the index's that evaluate a split are asked with it, as the form asks (issue 51.3)."""
+    with urllib.request.urlopen(live + "/ask", timeout=30) as r:
+        return re.search(r'name="token" value="([^"]+)"', r.read().decode())[1]
 
 
 def shot(tab, name: str, height: int | None = None) -> None:
@@ -30,7 +39,8 @@ def test_cuts_a_new_size_recomputes_the_count_and_the_intact_rate(page, live: st
     page.fill("#overlap", "20")
     with page.expect_navigation():
         page.click("form.lab-form button[type=submit]")
-    expected = fetch_json(live + "/lab/cuts.json?" + urlencode({"chunker": "fixed", "size": 100, "overlap": 20}))
+    expected = fetch_json(live + "/lab/cuts.json?" + urlencode({"chunker": "fixed", "size": 100, "overlap": 20,
+                                                                "token": token(live)}))
     assert page.inner_text("#n-chunks") == str(expected["measured"]["chunks"])
     assert page.inner_text("#n-predicted") == str(expected["measured"]["predicted_chunks"])
     assert page.inner_text("#intact") == f"{expected['measured']['intact']:.3f}"
@@ -45,17 +55,17 @@ def test_bm25_a_heat_map_cell_a_slider_and_the_commit(page, live: str):
     cell = page.locator('svg.heat g.cell[data-k1="0.9"][data-b="0.4"]')
     with page.expect_navigation():
         cell.click()
-    expected = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.4")
+    expected = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.4&token=" + token(live))
     assert page.inner_text("#train-recall") == f"{expected['train']:.3f}"
     assert page.locator("svg.heat g.cell.current").get_attribute("data-k1") == "0.9"
     with page.expect_navigation():
         page.fill("#b", "0.75")  # a slider: released, the form is submitted
-    moved = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.75")
+    moved = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.75&token=" + token(live))
     assert page.inner_text("#train-recall") == f"{moved['train']:.3f}"
     assert "not yet" in page.inner_text("#test-recall")
     with page.expect_navigation():
         page.click("#commit")
-    committed = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.75&commit=1")
+    committed = fetch_json(live + "/lab/bm25.json?k1=0.9&b=0.75&commit=1&token=" + token(live))
     assert page.inner_text("#test-recall") == f"{committed['test']:.3f}"
     shot(page, "bm25")
 
@@ -68,7 +78,7 @@ def test_fusion_a_new_k_and_a_picked_square(page, live: str):
     page.fill("#k", "30")
     with page.expect_navigation():
         page.click("form.lab-form button[type=submit]")
-    expected = fetch_json(live + "/lab/fusion.json?method=rrf&k=30")
+    expected = fetch_json(live + "/lab/fusion.json?method=rrf&k=30&token=" + token(live))
     fused = next(r for r in expected["rows"] if r["stage"] == "fuse")
     shown = page.locator('tr[data-stage="fuse"] td[data-metric="recall@5"]').inner_text()
     assert shown == f"{fused['metrics']['recall@5']:.3f}"
@@ -130,7 +140,7 @@ def test_losses_a_run_and_a_paired_test(page, live: str):
     page.fill("#budget", "400")
     with page.expect_navigation():
         page.click("form.lab-form button[type=submit]")
-    second = fetch_json(live + "/lab/losses.json?budget=400")
+    second = fetch_json(live + "/lab/losses.json?budget=400&token=" + token(live))
     assert page.inner_text("#accuracy") == f"{second['accuracy']['value']:.3f}"
     assert page.inner_text("#bound") == f"{second['bound']['value']:.3f}"
     page.check(f'input[name=a][value="{first["run_id"]}"]')
@@ -138,7 +148,7 @@ def test_losses_a_run_and_a_paired_test(page, live: str):
     with page.expect_navigation():
         page.click("#compare")
     paired = fetch_json(live + "/lab/losses.json?" + urlencode({"budget": 400, "a": first["run_id"],
-                                                               "b": second["run_id"]}))
+                                                               "b": second["run_id"], "token": token(live)}))
     assert page.inner_text("#paired").startswith(f"A {first['run_id']} against B {second['run_id']}")
     assert page.inner_text("#paired-p") == f"{paired['paired']['p']:.4g}"
     shot(page, "losses", 1500)

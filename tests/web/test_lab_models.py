@@ -84,9 +84,9 @@ def test_the_reranker_trained_in_place_is_the_stored_one_and_measures_as_eval(cl
     assert {r["split"] for r in data["table"]} == {"train", "test"}
 
 
-def test_a_stronger_penalty_shrinks_the_weights(client):
-    weak = client.get("/lab/rerank.json?l2=0.01").json()["model"]["weights"]
-    strong = client.get("/lab/rerank.json?l2=100").json()["model"]["weights"]
+def test_a_stronger_penalty_shrinks_the_weights(client, token):
+    weak = client.get(f"/lab/rerank.json?l2=0.01&token={token}").json()["model"]["weights"]
+    strong = client.get(f"/lab/rerank.json?l2=100&token={token}").json()["model"]["weights"]
     assert np.linalg.norm(strong) < np.linalg.norm(weak)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -71,10 +72,12 @@ def test_scifact_bm25_and_fusion_equal_evaluate(scifact, make_client):
     client = make_client(folder)
     index = EmbeddedStore(folder).read()
     test = load_beir_questions(data, "test")
-    bm25 = client.get("/lab/bm25.json?k1=1.2&b=0.75&commit=1").json()
+    # other settings than the index's: with the token, as the exhibit's own form sends them (issue 51.3)
+    token = re.search(r'name="token" value="([^"]+)"', client.get("/lab/bm25").text)[1]
+    bm25 = client.get(f"/lab/bm25.json?k1=1.2&b=0.75&commit=1&token={token}").json()
     run = evaluate(Pipeline(index, index.config.with_overrides(bm25={"k1": 1.2, "b": 0.75})), test).to_dict(deep=False)
     assert bm25["test"] == pytest.approx(run["stages"]["bm25"]["recall@5"]["value"], abs=1e-12)
-    fusion = client.get("/lab/fusion.json?method=rrf&k=60").json()
+    fusion = client.get(f"/lab/fusion.json?method=rrf&k=60&token={token}").json()
     bench = LabBench("check", index, tuple(load_beir_questions(data, "all")), str(data))
     run = evaluate(Pipeline(index, config_for(bench, "rrf", 60, 0.7)), test).to_dict(deep=False)
     for row in fusion["rows"]:

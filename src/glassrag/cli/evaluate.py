@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,6 +14,7 @@ from glassrag.cli.common import CONFIG_HELP, GOLDEN_HELP, INDEX_HELP, Table, Tex
 from glassrag.cli.shard import ray_flag, use_ray
 from glassrag.cli.trec import trec_level
 from glassrag.config import layered
+from glassrag.errors import ConfigError
 from glassrag.schema import metric_spec
 
 
@@ -93,6 +95,8 @@ def golden_check(file: Path, location: str | None = None) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     use_ray(args)
+    if args.save:
+        check_run_name(args.save, runs_folder(args.index))  # before the evaluation, not after it
     run = evaluation(args.index, Path(args.golden), args.split, args.config, generation_layer(args),
                      args.calibrate)
     print_run(run)
@@ -156,6 +160,27 @@ def runs_folder(location: str | Path) -> Path:
         raise ConfigError("eval --save keeps runs beside an index folder; an index in PostgreSQL has none",
                           "write the run with --out FILE instead")
     return Path(location) / "runs"
+
+
+TEMPORARY_BYTES = len(".") + len(".json") + len(".0123456789ab.tmp")  # safefile.replace_file's name around NAME
+
+
+def check_run_name(name: str, folder: Path) -> None:
+    """ConfigError unless `eval --save NAME` can write `folder/NAME.json`: one file name (no
+    folder separator), short enough for the file system once the temporary file's
+    `.NAME.json.<random>.tmp` is made of it (issue 51: a 5,000-character name was evaluated,
+    then failed with a traceback)."""
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise ConfigError(f"--save {name[:60]!r} is not a run name", "give a plain name such as 'k8-no-gate'")
+    try:
+        limit = os.pathconf(folder if folder.is_dir() else folder.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    room = limit - TEMPORARY_BYTES
+    if len(name.encode("utf-8")) > room:
+        raise ConfigError(f"--save: the run name is {len(name.encode('utf-8')):,} bytes long; this file system "
+                          f"takes names of {limit} bytes, so a run name may have at most {room}",
+                          "give a shorter name (the run file is NAME.json in " + str(folder) + ")")
 
 
 def fmt(m: dict) -> str:

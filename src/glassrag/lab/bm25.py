@@ -66,6 +66,14 @@ def search(bench: LabBench, question: str, k1: float, b: float) -> dict[str, Any
             "avgdl": float(pipeline.bm25.avgdl)}
 
 
+def costly(bench: LabBench, params: Mapping[str, str]) -> tuple[Any, ...]:
+    """(k1, b, commit): another cell is BM25 run over the train split, commit over the test
+    split; the question's per-word contributions (`q`) cost one question."""
+    own = bench.index.config.bm25
+    return (setting(params, "k1", "bm25.k1", own.k1), setting(params, "b", "bm25.b", own.b),
+            params.get("commit", "") == "1")
+
+
 def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.bm25

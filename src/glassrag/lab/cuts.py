@@ -54,6 +54,12 @@ def settings(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     return {"chunker": chunker, "unit": unit, "size": size, "overlap": overlap, "split": split, "doc": doc}
 
 
+def costly(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
+    """Everything but the document shown: another chunker, unit, size, overlap or split cuts
+    the whole corpus again (a curve of sizes) and checks every question of the split."""
+    return {k: v for k, v in settings(bench, params).items() if k != "doc"}
+
+
 def _busiest(bench: LabBench, docs: list[str]) -> str:
     """The document most labelled answers point to (the first when none)."""
     counts: dict[str, int] = {}

@@ -42,6 +42,14 @@ def config_for(bench: LabBench, method: str, k: int, w: float) -> Config:
                         fuse={"method": method, "k": k, "weight": w}, **RETRIEVAL_ONLY)
 
 
+def costly(bench: LabBench, params: Mapping[str, str]) -> tuple[Any, ...]:
+    """(method, k, w): other fusion settings run the pipeline over the test split; `depth`
+    and `pick` only choose what is drawn of a run already made."""
+    own = bench.index.config.fuse
+    return (setting(params, "method", "fuse.method", own.method), setting(params, "k", "fuse.k", own.k),
+            setting(params, "w", "fuse.weight", own.weight))
+
+
 def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     own = bench.index.config.fuse

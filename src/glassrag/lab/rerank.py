@@ -122,6 +122,12 @@ def outdated(bench: LabBench, index: Index, qid: str) -> dict[str, Any]:
             "superseded": dict(superseded)}
 
 
+def costly(bench: LabBench, params: Mapping[str, str]) -> float:
+    """The penalty l2: another is a reranker trained on the train split and run on both splits;
+    `mmr` picks a row already computed, `split` a part of the default's table, `q` one question."""
+    return number(params, "l2", 1.0, 1e-4, 1e4)
+
+
 def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     bench.needs_questions()
     l2 = number(params, "l2", 1.0, 1e-4, 1e4)

@@ -41,11 +41,15 @@ def bench_of(source: Source) -> LabBench:
     return made
 
 
-def changes_losses(source: Source, params: Mapping[str, str]) -> bool:
-    """Whether exhibit 6's `params` name settings other than the index's own: each such set is
-    an evaluation of the test split, which a link (GET) cannot start without the token."""
+def changes_costly(source: Source, name: str, params: Mapping[str, str]) -> bool:
+    """Whether an exhibit's `params` change its costly settings (Exhibit.costly) from the
+    index's own: each such set evaluates a split, which a link (GET) cannot start without the
+    token. The index's own settings stay linkable: computed once per generation and process."""
+    exhibit = EXHIBITS.get(name)
+    if exhibit is None or exhibit.costly is None:
+        return False
     bench = bench_of(source)
-    return losses.settings(bench, params) != losses.settings(bench, {})
+    return bool(exhibit.costly(bench, params) != exhibit.costly(bench, {}))
 
 
 def _questions(source: Source) -> tuple[list[Question], str]:

@@ -171,7 +171,8 @@ class Pages:
 
     def lab(self, request: Request, as_json: bool) -> Response:
         """/lab (the exhibits) and /lab/NAME (one exhibit), each with its .json twin."""
-        from glassrag.web.lab import changes_losses, exhibit_data, overview
+        from glassrag.lab import EXHIBITS
+        from glassrag.web.lab import changes_costly, exhibit_data, overview
 
         source = self.source(request)
         params = dict(request.query_params)
@@ -179,9 +180,10 @@ class Pages:
         if name == "losses" and "record" in params:
             raise BadRequest("a lab run is recorded only by the page's form (a POST), not by a link",
                              "use the 'Run the test split' button")
-        if name == "losses" and changes_losses(source, params):
-            self.forms.needs_token(params, "an evaluation of the test split with settings of its own",
-                                   "use the page's 'Run the test split' button")
+        if name != "lab" and changes_costly(source, name, params):  # one rule for every exhibit
+            self.forms.needs_token(params, f"an evaluation of {EXHIBITS[name].evaluates} with settings of its own",
+                                   "change the settings with the exhibit's own form" if name != "losses"
+                                   else "use the page's 'Run the test split' button")
         data = overview(source) if name == "lab" else exhibit_data(source, name, params)
         if as_json:
             return json_response(data)

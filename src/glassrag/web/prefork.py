@@ -50,12 +50,15 @@ WINDOW_S = 60.0
 STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
-def server(app: Any, **where: Any) -> Any:
+def server(app: Any, request_s: float | None = None, **where: Any) -> Any:
     """uvicorn's Server for `app` (on `where`: host and port, when it binds its own socket) that stops on Ctrl-C or SIGTERM at once while it starts (its
     lifespan warms every index's models, which uvicorn would finish first: nothing is served
     yet, nothing is lost), and within GRACE_S seconds while it serves (then the requests in
-    flight are cancelled)."""
+    flight are cancelled). A request that has not fully arrived within `request_s` seconds
+    (deadline.REQUEST_S) has its connection closed."""
     import uvicorn
+
+    from glassrag.web.deadline import REQUEST_S, protocol
 
     class Stoppable(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
@@ -67,7 +70,8 @@ def server(app: Any, **where: Any) -> Any:
 
     logging.getLogger("uvicorn.error").addFilter(_not_cancelled)
     return Stoppable(uvicorn.Config(app, log_level="warning", server_header=False,
-                                    timeout_graceful_shutdown=GRACE_S, **where))
+                                    timeout_graceful_shutdown=GRACE_S,
+                                    http=protocol(REQUEST_S if request_s is None else request_s), **where))
 
 
 def _not_cancelled(record: logging.LogRecord) -> bool:

@@ -212,7 +212,7 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
         Route("/extra.json", _endpoint(pages, pages.extra, {"index"})),
         *both("/lab", pages.lab, {"index"}),
         *[r for name, e in EXHIBITS.items()
-          for r in both(f"/lab/{name}", pages.lab, {"index", *e.params, *(["token"] if name == "losses" else [])})],
+          for r in both(f"/lab/{name}", pages.lab, {"index", "token", *e.params})],
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     @asynccontextmanager
