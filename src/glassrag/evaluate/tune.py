@@ -192,6 +192,10 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
                                                    config.gate.offtopic_keep)
     if few:
         left_out(gate, groups["on-topic"], config.gate.on_topic_min, source)
+    elif extra and not groups["on-topic"]:  # gate.on_topic_min = 0 asked for no such questions
+        gate["warnings"].append(f"{source} has no unanswerable question on its own topic in the train split: "
+                                "the gate learned to decline off-topic questions only; add questions the "
+                                "documents do not answer, about what they are about")
     gate["on_topic_min"] = config.gate.on_topic_min
     by_topic = {}
     for t in present:
