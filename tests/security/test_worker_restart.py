@@ -12,7 +12,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -55,6 +57,19 @@ def gone(pid: int) -> bool:
     return not Path(f"/proc/{pid}").exists()
 
 
+@contextmanager
+def started(args: list[str]) -> Iterator[subprocess.Popen]:
+    """A server process in its own process group, killed with the group if the test left it running."""
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
+
+
 def wait_for(check, seconds: float, proc: subprocess.Popen) -> None:
     deadline = time.monotonic() + seconds
     while not check():
@@ -66,10 +81,8 @@ def wait_for(check, seconds: float, proc: subprocess.Popen) -> None:
 @pytest.mark.parametrize("victim", [0, 1])
 def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(demo: Path, victim: int):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(demo),
-                             "--port", str(port), "--workers", "2"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
+    with started([sys.executable, "-m", "glassrag.cli", "serve", "--index", str(demo),
+                  "--port", str(port), "--workers", "2"]) as proc:
         proc.stdout.readline()
         wait_for(lambda: listening(port) == 2 and len(children_of(proc.pid)) == 2, 120, proc)
         assert get(port) == 200
@@ -85,8 +98,13 @@ def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(demo: Path, vic
         assert other in workers and killed not in workers
         new = next(pid for pid in workers if pid != other)
         before = cpu_ticks(new)
-        assert [get(port) for _ in range(REQUESTS)] == [200] * REQUESTS
-        assert cpu_ticks(new) > before  # the new worker serves on the same port
+        # the new worker serves on the same port: its CPU time rises (a tick is 10 ms, and 20 small
+        # requests on a quiet machine can cost less, so rounds of 20 until it shows, at most 25)
+        for _ in range(25):
+            assert [get(port) for _ in range(REQUESTS)] == [200] * REQUESTS
+            if cpu_ticks(new) > before:
+                break
+        assert cpu_ticks(new) > before
 
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C still stops everything
         assert proc.wait(timeout=30) == 0
@@ -94,10 +112,6 @@ def test_a_killed_worker_is_replaced_and_the_other_keeps_serving(demo: Path, vic
         assert f"worker {victim + 1} (pid {killed}) was killed by signal 9 (SIGKILL)" in err, err
         assert "Starting another in its place" in err and "Traceback" not in err
         assert all(gone(pid) for pid in workers)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=20)
 
 
 def test_a_worker_that_keeps_dying_as_it_starts_stops_the_server(tmp_path: Path):
@@ -136,9 +150,7 @@ def test_a_replaced_worker_is_stopped_by_ctrl_c_while_it_warms_up(tmp_path: Path
               "    await asyncio.sleep(600)  # a long warm-up\n"
               "    yield\n"
               f"raise SystemExit(prefork.run(Starlette(lifespan=lifespan), '127.0.0.1', {free_port()}, 1))\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
+    with started([sys.executable, "-c", script]) as proc:
         wait_for(lambda: len(children_of(proc.pid)) == 1, 60, proc)
         first, = children_of(proc.pid)
         os.kill(first, signal.SIGKILL)
@@ -149,10 +161,6 @@ def test_a_replaced_worker_is_stopped_by_ctrl_c_while_it_warms_up(tmp_path: Path
         assert proc.wait(timeout=30) == 0
         assert gone(second)
         assert "was killed by signal 9" in proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=20)
 
 
 def test_with_one_socket_shared_a_killed_worker_is_replaced_too():
@@ -166,9 +174,7 @@ def test_with_one_socket_shared_a_killed_worker_is_replaced_too():
               "prefork.SPREAD = False\n"
               "app = Starlette(routes=[Route('/glossary.json', lambda request: PlainTextResponse('ok'))])\n"
               f"raise SystemExit(prefork.run(app, '127.0.0.1', {port}, 2))\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
+    with started([sys.executable, "-c", script]) as proc:
         wait_for(lambda: len(children_of(proc.pid)) == 2 and listening(port) == 1, 60, proc)
         killed, other = children_of(proc.pid)
         os.kill(killed, signal.SIGKILL)
@@ -182,7 +188,3 @@ def test_with_one_socket_shared_a_killed_worker_is_replaced_too():
         assert not gone(new)
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=20)
