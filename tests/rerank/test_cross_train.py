@@ -50,6 +50,28 @@ def test_read_pairs_counts_its_limit_in_questions_and_keeps_each_question_whole(
     assert cross_train.groups(cross_train.read_pairs(path)) == [[0, 1, 3], [2, 4, 5]]
 
 
+def test_several_files_merge_by_question_once_each_with_edited_questions_beside_their_original(tmp_path: Path):
+    main = write(tmp_path / "pairs.jsonl.gz", rows())
+    q1, q2 = "How high is Mont Blanc?", "Where does the Rhine end?"
+    edited = "How high is Mont Rhine?"
+    hard = write(tmp_path / "hard.jsonl.gz", [
+        {"question": q2, "passage": RHINE, "label": 1, "kind": "own"},  # also in pairs: kept once
+        {"question": q2, "passage": ALPS_NO_ANSWER, "label": 0, "kind": "entity-overlap"},
+        {"question": edited, "passage": ALPS, "label": 0, "kind": "edited-question", "original": q1}])
+    merged = cross_train.read_many([main, hard])
+    assert len(merged) == 8
+    assert [(r["question"], r["kind"]) for r in merged] == [
+        (q1, "own"), (q1, "answer-removed"), (q1, "other-article"), (edited, "edited-question"),
+        (q2, "own"), (q2, "same-article"), (q2, "other-article"), (q2, "entity-overlap")]
+    # the edited question is in its original's group, where the listwise term compares them
+    assert cross_train.groups(merged) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    # the limit counts merged questions
+    assert len(cross_train.read_many([main, hard], limit=1)) == 4
+    # one file reads as read_pairs does
+    assert cross_train.read_many([main]) == [r for g in cross_train.groups(cross_train.read_pairs(main))
+                                             for r in (cross_train.read_pairs(main)[i] for i in g)]
+
+
 def test_a_wrong_line_names_the_file_and_line(tmp_path: Path):
     path = write(tmp_path / "p.jsonl.gz", [rows()[0], '{"question": "q", "passage": "p"}'])
     with pytest.raises(ConfigError, match="line 2: not a training pair"):

