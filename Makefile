@@ -32,10 +32,10 @@ $(FULL): $(BASE)
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
-	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres,ray]"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres,ray,site]"
 	touch $(FULL)
 
-.PHONY: install demo test bench bench-check screenshots mutation cross-encoder clean
+.PHONY: install demo test docs bench bench-check screenshots mutation cross-encoder clean
 install: $(FULL)
 
 # the prepared corpora of this checkout: every corpora/NAME with docs/ and golden.jsonl
@@ -51,6 +51,17 @@ demo: $(BASE)
 
 test: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest
+
+# the documentation site, built offline into site/ (open site/index.html, or serve it on
+# http://127.0.0.1:8000/ with `.venv/bin/python -m mkdocs serve`); --strict: a broken link, a
+# missing anchor or a page left out of mkdocs.yml's nav fails (tests/test_docs_site.py builds it too)
+SITE := $(VENV)/.site-installed
+$(SITE): $(BASE)
+	$(BIN)/python -m pip install --quiet -e ".[site]"
+	touch $(SITE)
+
+docs: $(SITE)
+	$(BIN)/python -m mkdocs build --strict --site-dir site
 
 # the fast tier: every test but those marked slow (they start another process: the command line,
 # pytest, PostgreSQL, a web server, a browser; pyproject.toml); docs/testing.md has each tier's time
@@ -86,8 +97,8 @@ cross-encoder: $(FULL)
 	mkdir -p src/glassrag/data/models/cross-encoder
 	cp $(CE_WORK)/model.int8.onnx $(CE_WORK)/tokenizer.json $(CE_WORK)/meta.json src/glassrag/data/models/cross-encoder/
 
-# re-runs the cheap benchmarks and fails when a committed figure (bench/results/, the README's
-# stage table, docs/measurements.md) no longer reproduces; about 3 minutes.
+# re-runs the cheap benchmarks and fails when a committed figure (bench/results/, the stage
+# table of docs/results.md, docs/measurements.md) no longer reproduces; about 3 minutes.
 # BENCH_CHECK_FLAGS=--experiments also re-measures every experiment of the log (tens of minutes)
 bench-check: $(FULL)
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python scripts/bench_check.py $(BENCH_CHECK_FLAGS)
@@ -118,4 +129,4 @@ mutation: $(FULL)
 	MUTATION_NAME=sweep MUTATION_TESTS="$${T}sweep_small.py" $$M evaluate sweep.py
 
 clean:
-	rm -rf $(VENV) .glassrag .pytest_cache
+	rm -rf $(VENV) .glassrag .pytest_cache site
