@@ -4,8 +4,10 @@ the table entry that registers one.
 A stage is built from its settings by its table entry, and then
 
     name: str          the trace's name for it ("bm25", "fuse", "rerank", "gate", "answer", "read")
-    kind: str          what it does ("retrieve", "fuse", "versions", "rerank", "mmr", "cap", "gate",
-                       "budget", "select", "read", "generate")
+    kind: Kind         what it does (Kind.RETRIEVE, FUSE, VERSIONS, FILTER, WINDOW, RERANK, MMR, CAP,
+                       GATE, BUDGET, SELECT, READ, GENERATE: glassrag/schema/kind.py), declared by
+                       its class (`kind = Kind.RERANK`); the kind says whether its list is a
+                       ranking (`Kind.ranks`) and its scores its own (`Kind.scores`)
     params() -> dict   every setting it reads, JSON-safe: the trace records it and the stage
                        cache keys on it (or on `cache_params()`, when the trace records fewer)
     run(query, inputs) -> StageOutput
@@ -37,6 +39,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from glassrag.query import Query
 from glassrag.schema import Generation, Hit, Passage, Quote
+from glassrag.schema.kind import Kind
 
 NOT_A_PROBABILITY = "Not a probability that the answer is right."
 
@@ -111,7 +114,7 @@ def consulted(inputs: Mapping[str, StageOutput]) -> Decision:
 
 class Stage(Protocol):
     name: str
-    kind: str
+    kind: Kind
 
     def params(self) -> dict[str, Any]: ...
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Mapping, Sequence
 
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import ScoreSource, StageOutput
 
 __all__ = ["Fuser", "ScoreSource", "collect", "keep_firsts", "listed_scores", "ranked", "sources"]
@@ -18,7 +19,7 @@ class Fuser:
     name and its fields (the settings it was made with), in their declared order."""
 
     name: ClassVar[str] = "fuse"
-    kind: ClassVar[str] = "fuse"
+    kind: ClassVar[Kind] = Kind.FUSE
     method: ClassVar[str]
 
     @classmethod

@@ -30,7 +30,7 @@ from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, fitting, scoring_settings
 from glassrag.query import Query
 from glassrag.rerank import chosen
-from glassrag.schema import RANKING_KINDS, StageTrace
+from glassrag.schema import Kind, StageTrace
 from glassrag.stage import Decision, Entry, StageOutput, keeps_scores, listed
 from glassrag.store.base import ChunkTexts
 
@@ -77,12 +77,12 @@ class GateStage(Gate):
 
     def measure(self, query: Query, trace: Sequence[StageTrace]) -> Signals:
         """The gate's candidate signals for one question (None when nothing matched)."""
-        if not any(t.hits for t in trace if t.kind in ("retrieve", "fuse")):
+        if not any(t.hits for t in trace if t.kind in (Kind.RETRIEVE, Kind.FUSE)):
             return None
         out = gate_signals.gather(trace, query.tokens, self.bm25, query.bm25_scores(self.bm25),
                                   self.index.position, self.k)
         if self.answerability is not None:
-            ranking = [t for t in trace if t.kind in RANKING_KINDS][-1]
+            ranking = [t for t in trace if Kind(t.kind).ranks][-1]
             texts = ChunkTexts(self.index)
             ids = [h.chunk_id for h in ranking.hits][: self.answerability.depth]
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from glassrag.config import SCORING
 from glassrag.gate.score import score_name, value
+from glassrag.schema.kind import Kind
 
 
 def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str,
@@ -78,7 +79,7 @@ def offtopic_keep(calibration: Any) -> float:
 
 class Gate:
     name = "gate"
-    kind = "gate"
+    kind = Kind.GATE
 
     def __init__(self, calibration: dict[str, Any] | None, settings: dict[str, Any]) -> None:
         self.calibration = calibration

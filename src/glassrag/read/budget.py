@@ -8,6 +8,7 @@ from typing import Any, Callable
 from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 
 
@@ -27,7 +28,7 @@ def made(index: Any, config: Any, bm25: Any) -> Budget:
 
 class Budget(ListStage):
     name = "budget"
-    kind = "budget"
+    kind = Kind.BUDGET
 
     def __init__(self, words: int, length: Callable[[str], int]) -> None:
         self.words = words

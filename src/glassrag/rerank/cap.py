@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 from glassrag.store.base import ChunkDocs
 
@@ -18,7 +19,7 @@ def made(index: Any, config: Any, bm25: Any) -> DocumentCap | None:
 
 class DocumentCap(ListStage):
     name = "cap"
-    kind = "cap"
+    kind = Kind.CAP
 
     def __init__(self, chunk_doc: Mapping[str, str], per_document: int = 2) -> None:
         self.chunk_doc = chunk_doc

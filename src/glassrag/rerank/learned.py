@@ -20,6 +20,7 @@ from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES, FeatureMaker
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import ListStage
 
 
@@ -69,7 +70,7 @@ def made(index: Any, config: Any, bm25: Any) -> LearnedReranker:
 
 class LearnedReranker(ListStage):
     name = "rerank"
-    kind = "rerank"
+    kind = Kind.RERANK
 
     def __init__(self, model: dict[str, Any], features: FeatureMaker, pool: int = 20,
                  neighbours: int = 0) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY, Entry, ListStage
 from glassrag.store.base import Index
 
@@ -35,7 +36,7 @@ def describe_score(name: str, params: dict[str, Any]) -> tuple[str, str]:
 
 class WindowScore(ListStage):
     name = "window"
-    kind = "window"
+    kind = Kind.WINDOW
 
     def __init__(self, index: Index, size: int, weight: float) -> None:
         self.index, self.size, self.weight = index, size, weight

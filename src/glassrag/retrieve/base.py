@@ -13,6 +13,7 @@ from glassrag.fuse.base import listed_scores
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.query import Query
 from glassrag.schema import Chunk, Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ScoreSource, StageOutput
 from glassrag.store.base import Index
 
@@ -29,7 +30,7 @@ class Retriever(Protocol):
     declares them, else its list's scores (glassrag/fuse/base.py `listed_scores`)."""
 
     name: str
-    kind: str
+    kind: Kind
     searched: int
 
     def params(self) -> dict[str, Any]: ...

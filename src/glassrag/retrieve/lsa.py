@@ -16,6 +16,7 @@ from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
@@ -40,7 +41,7 @@ def build(name: str, index: Index, building: Building) -> Index:
 
 class LSARetriever(Ranks):
     name = "lsa"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         if index.lsa is None:

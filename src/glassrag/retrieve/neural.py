@@ -26,6 +26,7 @@ from glassrag.query import Query
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Embedded, Index
 
@@ -97,7 +98,7 @@ def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path |
 
 
 class NeuralRetriever(Ranks):
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, name: str) -> None:
         if config.neural.search not in SEARCHES:

@@ -27,6 +27,7 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve.base import Ranks
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store import pgsearch
 from glassrag.store.pgcheck import an_object, damaged, retried
@@ -64,7 +65,7 @@ T = TypeVar("T")
 
 
 class _PgRetriever(Ranks):
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
     name = "pg"
     family = "lexical"
     term = "BM25"  # the glossary term of its score (TERMS in glassrag/web/glossary.py)

@@ -28,6 +28,7 @@ from glassrag.query import Query
 from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
@@ -41,7 +42,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 class RM3Retriever(Ranks):
     name = "bm25-rm3"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25) -> None:
         self.index, self.bm25 = index, bm25
