@@ -11,9 +11,9 @@ observed scores, one below all of them and one above):
     declined(t) = share of unanswerable questions whose score < t
     cost(t)     = c · (1 − kept(t)) + (1 − declined(t))
 
-c says how much worse a wrongly declined answer is than an answered unanswerable question. Rules: `cost` takes the t of least cost (ties: the lower t, which keeps
-more answers); `balanced` is cost with c = 1 (maximum balanced accuracy); `keep95` takes
-the highest t that keeps at least 95 % of answerable questions.
+c says how much worse a wrongly declined answer is than an answered unanswerable question. A
+rule (`gate.rule`, a row of RULES in gate/rules.py) picks t among them: `cost` the t of least
+cost, `balanced` the same with c = 1, `keep95` the highest t that keeps 95 % of the answers.
 
 Separation is the AUROC of the score (Mann-Whitney: the chance that a random answerable
 question outscores a random unanswerable one, ties count half) with a percentile
@@ -44,7 +44,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.gate import RULES, SCORES
+from glassrag.gate import SCORES
+from glassrag.gate.rules import choose, objective, rule_named
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 
 # the fixed combination: the model's judgement and how much of the question the passages hold
@@ -170,25 +171,6 @@ def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
     return rows
 
 
-def choose(rows: list[dict[str, float]], rule: str = "cost", cost: float = 1.0) -> dict[str, float]:
-    if rule in ("cost", "balanced"):
-        c = cost if rule == "cost" else 1.0
-        return min(rows, key=lambda r: (c * (1.0 - r["answerable_kept"]) + (1.0 - r["unanswerable_declined"]),
-                                        r["threshold"]))
-    if rule == "keep95":
-        ok = [r for r in rows if r["answerable_kept"] >= 0.95]
-        return max(ok, key=lambda r: r["threshold"])
-    raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
-
-
-def objective(row: dict[str, float], rule: str, cost: float) -> float:
-    """What the rule minimises at its chosen threshold (keep95: the unanswerable answered)."""
-    if rule == "keep95":
-        return 1.0 - row["unanswerable_declined"]
-    c = cost if rule == "cost" else 1.0
-    return c * (1.0 - row["answerable_kept"]) + (1.0 - row["unanswerable_declined"])
-
-
 def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, cost: float,
               fitted: bool, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """One candidate score: its AUROC with interval, and the rule's outcome on it."""
@@ -232,8 +214,7 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     if not answerable:
         raise ConfigError(f"{source} has no answerable questions whose answer was found in this split",
                           "the sweep needs found answers to see what declining costs")
-    if rule not in RULES:
-        raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
+    rule_named(rule)  # a ConfigError naming the rules there are
     if score not in SCORES:
         raise ConfigError(f"unknown gate score {score!r}", f"choose one of: {', '.join(SCORES)}")
     if weights is not None and len(weights) != len(unanswerable):
