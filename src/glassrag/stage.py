@@ -37,6 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from glassrag.query import Query
 from glassrag.schema import Generation, Hit, Passage, Quote
 from glassrag.schema.kind import Kind
@@ -50,7 +53,7 @@ class ScoreSource:
     corpus when `whole_corpus`, else over the candidates it is asked about (an approximate
     index that never scores every chunk)."""
 
-    score: Callable[[Sequence[str]], Sequence[float]]  # chunk ids -> scores
+    score: Callable[[Sequence[str]], Sequence[float] | NDArray[np.float64]]  # chunk ids -> scores
     low: float = 0.0
     high: float = 0.0
     whole_corpus: bool = True
@@ -98,6 +101,18 @@ class StageOutput:
     generation: Generation | None = None
     traced: Mapping[str, Any] = field(default_factory=dict)
     setup_ms: float = 0.0
+
+
+def listed_scores(hits: Sequence[Hit]) -> ScoreSource:
+    """A stage's scores as far as its list tells them (what fusion reads from an input that
+    declares no `scores`): s(d) is d's score in the list, and a chunk not in it gets the list's
+    lowest score (a bound: the stage ranked it no higher); the range is the fused candidates'
+    (`whole_corpus=False`), so weighted fusion normalises
+
+        (s(d) - min_candidates) / (max_candidates - min_candidates)."""
+    scores = {h.chunk_id: float(h.score) for h in hits}
+    floor = min(scores.values(), default=0.0)
+    return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
 
 
 def listed(inputs: Mapping[str, StageOutput]) -> StageOutput:

@@ -8,11 +8,10 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
-from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
 from glassrag.schema.kind import Kind
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 

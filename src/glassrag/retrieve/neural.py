@@ -21,13 +21,12 @@ from glassrag.config import Config
 from glassrag.dense.base import normalize_rows
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import ScoreSource
 from glassrag.query import Query
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.schema.kind import Kind
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Embedded, Index
 
 if TYPE_CHECKING:

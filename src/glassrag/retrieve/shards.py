@@ -14,14 +14,13 @@ from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, ShardError
-from glassrag.fuse.base import ScoreSource
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.retrieve.bm25 import BM25_SCORE
 from glassrag.schema import Hit
 from glassrag.schema.kind import Kind
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 PART = "shards"
