@@ -35,14 +35,15 @@ of testing the retrievers' names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from glassrag.query import Query
 from glassrag.schema import Generation, Hit, Passage, Quote
 from glassrag.schema.kind import Kind
+
+if TYPE_CHECKING:  # a score source's type only: importing the contract loads no numpy
+    import numpy as np
+    from numpy.typing import NDArray
 
 NOT_A_PROBABILITY = "Not a probability that the answer is right."
 

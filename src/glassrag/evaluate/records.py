@@ -84,9 +84,11 @@ def dense_figures(top_score: float | None) -> dict[str, float]:
 
 
 def ranking_stage(records: list[QuestionRecord]) -> str:
-    """The last stage that ranks candidates before the gate: its ranking is the answer's."""
+    """The last stage that ranks candidates before the gate: its ranking is the answer's. (The
+    records may be a run file's: a kind this version does not know is not a ranking.)"""
     for r in records:
-        ranked = [name for name, st in r.stages.items() if Kind(st.kind).ranks]
+        kinds = {name: Kind.of(st.kind) for name, st in r.stages.items()}
+        ranked = [name for name, kind in kinds.items() if kind is not None and kind.ranks]
         if ranked:
             return ranked[-1]
     return "answer"

@@ -104,7 +104,7 @@ class Generator:
         if loaded:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
         return StageOutput(notes=tuple(notes), generation=generation, traced={"given": [p.chunk_id for p in passages]},
-                           setup_ms=float(load_ms) if loaded else 0.0)
+                           setup_ms=float(load_ms) if loaded and load_ms is not None else 0.0)
 
 
 GENERATORS = {"generate": Entry(made, describe_score)}

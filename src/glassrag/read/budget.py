@@ -38,7 +38,8 @@ class Budget(ListStage):
         return {"words": self.words}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        packed, used, skipped = [], 0, 0
+        packed: list[Hit] = []
+        used, skipped = 0, 0
         for h in hits:
             n = self.length(h.chunk_id)
             if used + n > self.words:

@@ -30,7 +30,8 @@ class DocumentCap(ListStage):
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         seen: dict[str, int] = {}
-        kept, removed = [], 0
+        kept: list[Hit] = []
+        removed = 0
         for h in hits:
             doc = self.chunk_doc[h.chunk_id]
             if seen.get(doc, 0) >= self.per_document:

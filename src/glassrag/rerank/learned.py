@@ -90,7 +90,7 @@ class LearnedReranker(ListStage):
 
     def score(self, query: Query, hits: list[Hit]) -> np.ndarray:
         z = (self.features.matrix(query, hits) - self.mean) / self.std
-        return 1.0 / (1.0 + np.exp(-(z @ self.weights + self.bias)))
+        return np.asarray(1.0 / (1.0 + np.exp(-(z @ self.weights + self.bias))), dtype=np.float64)
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         head, tail = hits[: self.pool], hits[self.pool:]

@@ -31,7 +31,7 @@ from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store import pgsearch
 from glassrag.store.pgcheck import an_object, damaged, retried
-from glassrag.store.pgschema import IDENTIFIER
+from glassrag.store.pgschema import IDENTIFIER, TEXT_SEARCH
 from glassrag.store.base import Index
 
 
@@ -128,7 +128,8 @@ class PgBM25(_PgRetriever):
         impacts = an_object(self.store.loc, "meta/impacts", row[0])
         if not all(isinstance(impacts.get(k), (int, float)) for k in ("k1", "b")):
             raise damaged(self.store.loc, "meta/impacts", f"holds {str(impacts)[:60]!r}, not k1 and b")
-        return impacts
+        held: dict[str, float] = impacts
+        return held
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         stored = self.impacts()
@@ -154,7 +155,7 @@ class PgFulltext(_PgRetriever):
 
     def params(self) -> dict[str, Any]:
         return {"tsquery": "websearch_to_tsquery" if self.words == "all" else "plainto_tsquery, ORed",
-                "rank": "ts_rank_cd", "text_search": pgsearch.TEXT_SEARCH, **super().params()}
+                "rank": "ts_rank_cd", "text_search": TEXT_SEARCH, **super().params()}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         tsq, rows = self.sql(lambda conn: pgsearch.fulltext(conn, self.store.loc, query.question, self.depth,
