@@ -53,7 +53,7 @@ def demo_index(folder: Path) -> None:
 def forget() -> None:
     """Empty what the process keeps between evaluations, so neither run inherits the other's."""
     from glassrag.stats import _draws
-    from glassrag.gate.calibrate import drawn_counts
+    from glassrag.stats import drawn_counts
     from glassrag.present.excerpt import sentences
 
     for kept in (_draws, drawn_counts, sentences):

@@ -25,6 +25,7 @@ from glassrag.pipeline import TABLES
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES
 from glassrag.schema import Generation, Hit, Passage, Quote, StageTrace
+from glassrag.schema.kind import Kind
 from glassrag.stage import Decision, Entry, StageOutput
 
 # the settings that choose each table's entry, or switch on a one-entry table's stage
@@ -132,6 +133,7 @@ def check_entry(index: Any, kind: str, name: str, entry: Entry, question: str) -
         return
     stage, config = made(index, kind, name, entry)
     assert stage is not None, f"{kind}:{name} was not made although its setting is switched on"
+    assert isinstance(stage.kind, Kind), f"{kind}:{name} declares its kind as {stage.kind!r}, not a Kind"
     assert stage.kind == kind and isinstance(stage.name, str) and stage.name
     params = stage.params()
     assert json.loads(json.dumps(params)) == params, f"{kind}:{name} params are not JSON-safe"

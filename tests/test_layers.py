@@ -61,6 +61,26 @@ def test_no_module_is_over_400_lines(imports):
     assert imports.too_long() == []
 
 
+
+# the generated-words retrievers (retrieve/generated.py) ask a generator's backend for their words:
+# a model they run, not the generator stage's output
+RETRIEVERS_RUN_A_GENERATOR = {("glassrag.retrieve.generated", "glassrag.generate.local"),
+                              ("glassrag.retrieve.generated", "glassrag.generate.backends")}
+
+
+def test_no_stage_family_imports_one_that_runs_after_it(imports, edges):
+    """Within the stages layer, LAYERS lists the families in the order a question meets them; each
+    imports the contract and the families before it only (issue 50: the reranker's training took
+    its AUROC from the gate's calibration, and the retrievers their ScoreSource from fusion; both
+    now come from below, glassrag/stats.py and glassrag/stage.py)."""
+    families = dict(imports.LAYERS)["stages"]
+    assert families.index("glassrag.retrieve") < families.index("glassrag.fuse") < families.index("glassrag.rerank") \
+        < families.index("glassrag.gate")
+    later = [a for a in imports.upward(edges, tuple((f, (f,)) for f in families))
+             if (a.source, a.target) not in RETRIEVERS_RUN_A_GENERATOR]
+    assert shown(later) == []
+
+
 # the analysis, on a small package written here ------------------------------------------------
 
 def write(root: Path, files: dict[str, str]) -> Path:

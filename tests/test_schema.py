@@ -47,3 +47,28 @@ def test_the_schema_package_hands_on_every_name_it_lists():
         assert getattr(schema, name) is getattr(module, name)
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         schema.Nothing
+
+
+# the kinds of stage (schema/kind.py, issue 50.1) -----------------------------------------------
+
+def test_the_kinds_that_rank_and_score():
+    """What the bare tuples RANKING_KINDS and SCORING_KINDS held, now each kind's own declaration."""
+    from glassrag.schema import Kind
+
+    assert [k.value for k in Kind if k.ranks] == ["retrieve", "fuse", "versions", "filter", "window", "rerank",
+                                                  "mmr", "cap"]
+    assert [k.value for k in Kind if k.scores] == ["retrieve", "fuse", "window", "rerank"]
+    assert not Kind.OBSERVE.ranks and not Kind.GATE.ranks and not Kind.ANALYZE.scores
+
+
+def test_a_trace_keeps_its_kind_as_text_and_reads_it_back():
+    import json
+
+    from glassrag.schema import Kind, StageTrace
+
+    trace = StageTrace("rerank", Kind.RERANK, {}, ("fuse",), (), 3, 1.0)
+    text = json.dumps(trace.to_dict())
+    assert '"kind": "rerank"' in text
+    back = StageTrace.from_dict(json.loads(text))
+    assert Kind(back.kind) is Kind.RERANK and Kind(back.kind).ranks and Kind(back.kind).scores
+    assert Kind.of("rerank") is Kind.RERANK and Kind.of("no such kind") is None

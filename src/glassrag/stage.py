@@ -4,8 +4,10 @@ the table entry that registers one.
 A stage is built from its settings by its table entry, and then
 
     name: str          the trace's name for it ("bm25", "fuse", "rerank", "gate", "answer", "read")
-    kind: str          what it does ("retrieve", "fuse", "versions", "rerank", "mmr", "cap", "gate",
-                       "budget", "select", "read", "generate")
+    kind: Kind         what it does (Kind.RETRIEVE, FUSE, VERSIONS, FILTER, WINDOW, RERANK, MMR, CAP,
+                       GATE, BUDGET, SELECT, READ, GENERATE: glassrag/schema/kind.py), declared by
+                       its class (`kind = Kind.RERANK`); the kind says whether its list is a
+                       ranking (`Kind.ranks`) and its scores its own (`Kind.scores`)
     params() -> dict   every setting it reads, JSON-safe: the trace records it and the stage
                        cache keys on it (or on `cache_params()`, when the trace records fewer)
     run(query, inputs) -> StageOutput
@@ -33,10 +35,15 @@ of testing the retrievers' names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from glassrag.query import Query
 from glassrag.schema import Generation, Hit, Passage, Quote
+from glassrag.schema.kind import Kind
+
+if TYPE_CHECKING:  # a score source's type only: importing the contract loads no numpy
+    import numpy as np
+    from numpy.typing import NDArray
 
 NOT_A_PROBABILITY = "Not a probability that the answer is right."
 
@@ -47,7 +54,7 @@ class ScoreSource:
     corpus when `whole_corpus`, else over the candidates it is asked about (an approximate
     index that never scores every chunk)."""
 
-    score: Callable[[Sequence[str]], Sequence[float]]  # chunk ids -> scores
+    score: Callable[[Sequence[str]], Sequence[float] | NDArray[np.float64]]  # chunk ids -> scores
     low: float = 0.0
     high: float = 0.0
     whole_corpus: bool = True
@@ -97,6 +104,18 @@ class StageOutput:
     setup_ms: float = 0.0
 
 
+def listed_scores(hits: Sequence[Hit]) -> ScoreSource:
+    """A stage's scores as far as its list tells them (what fusion reads from an input that
+    declares no `scores`): s(d) is d's score in the list, and a chunk not in it gets the list's
+    lowest score (a bound: the stage ranked it no higher); the range is the fused candidates'
+    (`whole_corpus=False`), so weighted fusion normalises
+
+        (s(d) - min_candidates) / (max_candidates - min_candidates)."""
+    scores = {h.chunk_id: float(h.score) for h in hits}
+    floor = min(scores.values(), default=0.0)
+    return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
+
+
 def listed(inputs: Mapping[str, StageOutput]) -> StageOutput:
     """The list a stage that consults a decision reads: its first input (an empty one when it
     has none)."""
@@ -111,7 +130,7 @@ def consulted(inputs: Mapping[str, StageOutput]) -> Decision:
 
 class Stage(Protocol):
     name: str
-    kind: str
+    kind: Kind
 
     def params(self) -> dict[str, Any]: ...
 

@@ -1,4 +1,5 @@
-"""Statistics for comparing retrieval runs: intervals, paired tests, multiple-test correction.
+"""Statistics for comparing retrieval runs: intervals, paired tests, multiple-test correction;
+and the AUROC of a score between two classes, with its bootstrap interval.
 
 Every resampling function takes a seed, so the same inputs always give the same
 answer, and draws its resamples in blocks so memory stays bounded for large
@@ -182,3 +183,87 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     adjusted = np.empty(m)
     adjusted[order] = stepped
     return adjusted.tolist()
+
+
+# separation: how well a score tells two classes apart (the gate's calibration, the answerability
+# model's held-out AUROC in rerank/cross_train.py, a run's gate table) ---------------------------
+
+def auroc(positive: Sequence[float], negative: Sequence[float],
+          weights: Sequence[float] | None = None) -> float:
+    """P(score of an answerable > score of an unanswerable) + ½ P(equal), by ranks:
+    (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋) with R₊ the rank sum of the positives (mid-ranks for ties).
+    With `weights` w_j on the unanswerable questions (each kind of them counting as much as
+    another, say), Σ_j w_j (#{p > n_j} + ½ #{p = n_j}) / (n₊ Σ_j w_j)."""
+    pos = np.asarray(positive, dtype=np.float64)
+    neg = np.asarray(negative, dtype=np.float64)
+    if not pos.size or not neg.size:
+        return math.nan
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        ordered = np.sort(pos)
+        below = np.searchsorted(ordered, neg, side="left")
+        at_or_below = np.searchsorted(ordered, neg, side="right")
+        wins = (pos.size - at_or_below) + 0.5 * (at_or_below - below)
+        return float((w * wins).sum() / (pos.size * w.sum()))
+    from scipy.stats import rankdata  # here: scipy.stats costs ~0.3 s to import, and `glassrag
+    # calibrate` imports this module before it needs ranks (tests/test_startup.py)
+
+    ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
+    r_pos = ranks[: pos.size].sum()
+    return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))
+
+
+def auroc_interval(positive: Sequence[float], negative: Sequence[float], resamples: int = 2000,
+                   seed: int = 0, weights: Sequence[float] | None = None) -> tuple[float, float]:
+    """95 % percentile bootstrap interval, each class resampled on its own (seeded); with
+    `weights`, each resample's AUROC is weighted as `auroc` weighs."""
+    pos = np.asarray(positive, dtype=np.float64)
+    neg = np.asarray(negative, dtype=np.float64)
+    if not pos.size or not neg.size:
+        return math.nan, math.nan
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if pos.size * neg.size <= PAIRWISE_MAX:
+        drawn_pos, drawn_neg = drawn_counts(pos.size, neg.size, resamples, seed)
+        if w is None:
+            values = resampled_auroc(pos, neg, drawn_pos, drawn_neg)
+        else:
+            wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+            values = ((drawn_pos @ wins) * drawn_neg * w).sum(axis=1) / (pos.size * (drawn_neg @ w))
+    else:
+        rng = np.random.default_rng(seed)
+        values = []
+        for _ in range(resamples):
+            i, j = rng.integers(0, pos.size, pos.size), rng.integers(0, neg.size, neg.size)
+            values.append(auroc(pos[i], neg[j], None if w is None else w[j]))
+        values = np.array(values)
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+# above this many (answerable, unanswerable) pairs the pairwise table would take too much
+# memory (8 bytes a pair) and each resample is ranked on its own instead
+PAIRWISE_MAX = 4_000_000
+
+
+@functools.lru_cache(maxsize=64)
+def drawn_counts(n_pos: int, n_neg: int, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """How often each positive and each negative is drawn in each resample (resamples × n):
+    the draws depend on the class sizes and the seed only, so intervals of many signals over
+    the same questions (a run's gate table, a calibration, a sweep) share them."""
+    rng = np.random.default_rng(seed)
+    pos, neg = np.zeros((resamples, n_pos)), np.zeros((resamples, n_neg))
+    for r in range(resamples):
+        pos[r] = np.bincount(rng.integers(0, n_pos, n_pos), minlength=n_pos)
+        neg[r] = np.bincount(rng.integers(0, n_neg, n_neg), minlength=n_neg)
+    pos.flags.writeable = neg.flags.writeable = False
+    return pos, neg
+
+
+def resampled_auroc(pos: np.ndarray, neg: np.ndarray, drawn_pos: np.ndarray,
+                    drawn_neg: np.ndarray) -> np.ndarray:
+    """The AUROC of every resample at once, equal to `auroc` of each (Mann-Whitney U):
+    with W[i, j] = 1 if pos[i] > neg[j], ½ if equal, 0 if below, and c₊, c₋ the times each
+    score was drawn in a resample, AUROC = c₊ᵀ W c₋ / (n₊ n₋)."""
+    wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    # counts and wins are small integers and halves: every sum is exact, in any order
+    return ((drawn_pos @ wins) * drawn_neg).sum(axis=1) / (pos.size * neg.size)

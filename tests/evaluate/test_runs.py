@@ -279,6 +279,8 @@ def test_the_ranking_stage_is_the_last_that_ranks():
     ranked = record({"bm25": "retrieve", "lsa": "observe", "rerank": "rerank", "gate": "gate", "answer": "select"})
     assert ranking_stage([gate_only, ranked]) == "rerank"
     assert ranking_stage([gate_only]) == "answer" and ranking_stage([]) == "answer"
+    # a run file may hold a kind this version does not know: not a ranking, and no crash
+    assert ranking_stage([record({"bm25": "retrieve", "old": "some-older-kind"})]) == "bm25"
 
 
 def test_a_run_file_is_written_whole_with_its_folder(tmp_path: Path, index):

@@ -5,7 +5,7 @@ One positive (or one negative) stands apart from all the others, so a resample's
 k / 2001 where k ~ Binomial(2001, 1/2001) ≈ Poisson(1) counts how often it was drawn:
 the 2.5th percentile of k is 0 and the 97.5th is 3 (P(k ≤ 2) ≈ 0.920, P(k ≤ 3) ≈ 0.981)."""
 
-from glassrag.gate.calibrate import PAIRWISE_MAX, auroc, auroc_interval
+from glassrag.stats import PAIRWISE_MAX, auroc, auroc_interval
 
 
 def test_a_lone_high_positive_among_many_pairs():

@@ -17,7 +17,7 @@ from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.retrieve import RETRIEVERS, describe_score, offered
 from glassrag.retrieve.base import Entry, ScoresAnyChunk, listed_scores
-from glassrag.schema import Hit
+from glassrag.schema import Hit, Kind
 from glassrag.stage import ScoreSource, StageOutput
 
 
@@ -25,7 +25,7 @@ class Toy:
     """Ranks the chunks that hold the question's first word, by how often they hold it."""
 
     name = "toy"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Any, config: Any, bm25: Any) -> None:
         self.index = index

@@ -214,11 +214,11 @@ class CapSettings:
 class GateSettings:
     enabled: bool = setting(True, "decline when the gate's score is below the calibrated threshold "
                             "(inactive until glassrag calibrate has run)", "experiment bench-m11-gate")
-    rule: str = setting("cost", "how calibrate picks the threshold: cost (least cost, with `cost`), "
-                        "balanced (max balanced accuracy: cost 1), keep95 (keep ≥ 95 % of answerable)",
+    rule: str = setting("cost", "how calibrate picks the threshold: a rule of glassrag/gate/rules.py, "
+                        "each with its formula there (cost: the least cost, with `cost`)",
                         "experiment bench-m12-gate-cost: balanced declined 40-47 % of answerable train questions "
                         "(cross-validated); cost keeps them",
-                        choices="glassrag.gate:RULES")
+                        choices="glassrag.gate.rules:RULES")
     cost: float = setting(2.5, "how much worse a wrongly declined answerable question is than an "
                           "answered unanswerable one (rule cost)",
                           "experiment gate-cost-offtopic: with the bundled off-topic questions weighing half, "

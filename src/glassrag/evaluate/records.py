@@ -13,7 +13,7 @@ from glassrag.evaluate.grade import grade
 from glassrag.evaluate.relevance import Judgement, quote_correct, visible
 from glassrag.generate import REFUSED
 from glassrag.generate.prompt import Given
-from glassrag.schema import RANKING_KINDS, Answer, Generation
+from glassrag.schema import Answer, Generation, Kind
 from glassrag.schema.records import QuestionRecord, StageRecord
 
 # stages recorded even when they passed nothing on
@@ -38,7 +38,7 @@ def question_record(q: Question, judgement: Judgement, answer: Answer, k: int, d
             kind=t.kind, family=t.params.get("family"), first_relevant_rank=first.rank if first else None,
             top_score=t.hits[0].score if t.hits else None, top=tuple(h.chunk_id for h in t.hits[:k]),
             source_recall=(len(answer_docs & top_docs) / len(answer_docs)) if answer_docs else 0.0, ms=t.ms)
-    kinds = [t for t in answer.trace if t.kind in RANKING_KINDS]
+    kinds = [t for t in answer.trace if Kind(t.kind).ranks]
     final = kinds[-1] if kinds else None
     ranking = tuple((h.chunk_id, doc_of(h.chunk_id), round(h.score, 6)) for h in final.hits
                     if h.chunk_id not in judgement.excluded) if final else ()
@@ -84,9 +84,11 @@ def dense_figures(top_score: float | None) -> dict[str, float]:
 
 
 def ranking_stage(records: list[QuestionRecord]) -> str:
-    """The last stage that ranks candidates before the gate: its ranking is the answer's."""
+    """The last stage that ranks candidates before the gate: its ranking is the answer's. (The
+    records may be a run file's: a kind this version does not know is not a ranking.)"""
     for r in records:
-        ranked = [name for name, st in r.stages.items() if st.kind in RANKING_KINDS]
+        kinds = {name: Kind.of(st.kind) for name, st in r.stages.items()}
+        ranked = [name for name, kind in kinds.items() if kind is not None and kind.ranks]
         if ranked:
             return ranked[-1]
     return "answer"

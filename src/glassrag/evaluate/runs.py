@@ -101,7 +101,7 @@ def gate_summary(pipeline: Pipeline, records: Sequence[QuestionRecord], k: int) 
     """The gate's settings and how well each of its signals separates on these questions:
     AUROC of found answers (answer in the ranking's top k) against unanswerable questions,
     the populations the gate is calibrated on."""
-    from glassrag.gate.calibrate import auroc, auroc_interval
+    from glassrag.stats import auroc, auroc_interval
 
     found = [r.gate_signals for r in records if r.answerable and r.gate_signals and r.metric("ranking", f"hit@{k}")]
     unanswerable = [r.gate_signals for r in records if not r.answerable and r.gate_signals]

@@ -19,7 +19,7 @@ from glassrag.evaluate.timing import stage_time
 from glassrag.gate.calibrate import calibrate, calibrate_offtopic
 from glassrag.gate.score import value
 from glassrag.gate.threshold import declines
-from glassrag.schema import RANKING_KINDS
+from glassrag.schema import Kind
 from glassrag.schema.fitted import Calibration, RerankerModel
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
@@ -122,7 +122,7 @@ def gate_rows(pipeline: Pipeline, questions: Sequence[Question], judge: Judge,
         if got and q.answerable:
             judgement = judge.judge(q)
             relevant = judgement.relevant_chunks() - judgement.excluded
-            ranking = [t for t in answer.trace if t.kind in RANKING_KINDS][-1]
+            ranking = [t for t in answer.trace if Kind(t.kind).ranks][-1]
             found = any(h.chunk_id in relevant for h in ranking.hits[:k])
         yield q, answer, got, found
 

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Mapping, Sequence
 
 from glassrag.schema import Hit
-from glassrag.stage import ScoreSource, StageOutput
+from glassrag.schema.kind import Kind
+from glassrag.stage import ScoreSource, StageOutput, listed_scores
 
 __all__ = ["Fuser", "ScoreSource", "collect", "keep_firsts", "listed_scores", "ranked", "sources"]
 
@@ -18,29 +19,17 @@ class Fuser:
     name and its fields (the settings it was made with), in their declared order."""
 
     name: ClassVar[str] = "fuse"
-    kind: ClassVar[str] = "fuse"
+    kind: ClassVar[Kind] = Kind.FUSE
     method: ClassVar[str]
 
     @classmethod
     def configured(cls, index: Any, config: Any, bm25: Any) -> Any:
         """Made from the `[fuse]` settings named as its fields, over retrieve.depth hits."""
         given = {f.name: getattr(config.fuse, f.name) for f in fields(cls) if hasattr(config.fuse, f.name)}
-        return cls(**given, depth=config.retrieve.depth)
+        return cls(**{**given, "depth": config.retrieve.depth})  # every method has a depth
 
     def params(self) -> dict[str, Any]:
         return {"method": self.method, **asdict(self)}
-
-
-def listed_scores(hits: Sequence[Hit]) -> ScoreSource:
-    """A stage's scores as far as its list tells them (what fusion reads from an input that
-    declares no `scores`): s(d) is d's score in the list, and a chunk not in it gets the list's
-    lowest score (a bound: the stage ranked it no higher); the range is the fused candidates'
-    (`whole_corpus=False`), so weighted fusion normalises
-
-        (s(d) - min_candidates) / (max_candidates - min_candidates)."""
-    scores = {h.chunk_id: float(h.score) for h in hits}
-    floor = min(scores.values(), default=0.0)
-    return ScoreSource(lambda ids: [scores.get(c, floor) for c in ids], whole_corpus=False)
 
 
 def sources(inputs: Mapping[str, StageOutput]) -> dict[str, ScoreSource]:

@@ -13,4 +13,4 @@ def min_max(scores: np.ndarray) -> np.ndarray:
     lo, hi = scores.min(), scores.max()
     if hi - lo <= 0:
         return np.ones_like(scores)
-    return (scores - lo) / (hi - lo)
+    return np.asarray((scores - lo) / (hi - lo), dtype=np.float64)

@@ -1,7 +1,7 @@
 """The gate that declines, and its calibration.
 
-The names a calibration can choose are here, not beside the code that computes with numpy, so
-that `glassrag calibrate --help` lists them without importing it (tests/test_startup.py)."""
+The names of the scores a calibration can choose are here, and its rules are in rules.py, not
+beside the code that computes with numpy, so that `glassrag calibrate --help` lists them without
+importing it (tests/test_startup.py)."""
 
-RULES = ("cost", "balanced", "keep95")
 SCORES = ("combined", "auto")

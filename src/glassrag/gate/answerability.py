@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def model_folder(name: str) -> Path | None:
     return folder
 
 
-def read_by(calibration: dict | None) -> bool:
+def read_by(calibration: dict[str, Any] | None) -> bool:
     """Whether a stored calibration's score reads an answerability signal."""
     score = (calibration or {}).get("score") or {}
     names = [score.get("name", "")] if score.get("kind") == "signal" else score.get("names", [])

@@ -11,9 +11,9 @@ observed scores, one below all of them and one above):
     declined(t) = share of unanswerable questions whose score < t
     cost(t)     = c · (1 − kept(t)) + (1 − declined(t))
 
-c says how much worse a wrongly declined answer is than an answered unanswerable question. Rules: `cost` takes the t of least cost (ties: the lower t, which keeps
-more answers); `balanced` is cost with c = 1 (maximum balanced accuracy); `keep95` takes
-the highest t that keeps at least 95 % of answerable questions.
+c says how much worse a wrongly declined answer is than an answered unanswerable question. A
+rule (`gate.rule`, a row of RULES in gate/rules.py) picks t among them: `cost` the t of least
+cost, `balanced` the same with c = 1, `keep95` the highest t that keeps 95 % of the answers.
 
 Separation is the AUROC of the score (Mann-Whitney: the chance that a random answerable
 question outscores a random unanswerable one, ties count half) with a percentile
@@ -37,15 +37,15 @@ calibration falls back to `auto`: it never switches the gate off while a signal 
 
 from __future__ import annotations
 
-import functools
-import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from glassrag.errors import ConfigError
-from glassrag.gate import RULES, SCORES
+from glassrag.gate import SCORES
+from glassrag.gate.rules import choose, objective, rule_named
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
+from glassrag.stats import auroc, auroc_interval
 
 # the fixed combination: the model's judgement and how much of the question the passages hold
 COMBINED = ("answerability", "bm25_norm", "term_share", "coverage", "known_share")
@@ -58,87 +58,6 @@ PER_FEATURE = 10
 # the combination) is saved with a warning (issue 47: economics declined 0.113 of its answerable
 # test questions; the off-topic threshold's own bound is 1 - gate.offtopic_keep = 0.02)
 FOUND_DECLINED_BOUND = 0.05
-
-
-def auroc(positive: Sequence[float], negative: Sequence[float],
-          weights: Sequence[float] | None = None) -> float:
-    """P(score of an answerable > score of an unanswerable) + ½ P(equal), by ranks:
-    (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋) with R₊ the rank sum of the positives (mid-ranks for ties).
-    With `weights` w_j on the unanswerable questions (each kind of them counting as much as
-    another, say), Σ_j w_j (#{p > n_j} + ½ #{p = n_j}) / (n₊ Σ_j w_j)."""
-    pos = np.asarray(positive, dtype=np.float64)
-    neg = np.asarray(negative, dtype=np.float64)
-    if not pos.size or not neg.size:
-        return math.nan
-    if weights is not None:
-        w = np.asarray(weights, dtype=np.float64)
-        ordered = np.sort(pos)
-        below = np.searchsorted(ordered, neg, side="left")
-        at_or_below = np.searchsorted(ordered, neg, side="right")
-        wins = (pos.size - at_or_below) + 0.5 * (at_or_below - below)
-        return float((w * wins).sum() / (pos.size * w.sum()))
-    from scipy.stats import rankdata  # here: scipy.stats costs ~0.3 s to import, and `glassrag
-    # calibrate` imports this module before it needs ranks (tests/test_startup.py)
-
-    ranks = rankdata(np.concatenate([pos, neg]))  # mid-ranks: ties share their mean position
-    r_pos = ranks[: pos.size].sum()
-    return float((r_pos - pos.size * (pos.size + 1) / 2.0) / (pos.size * neg.size))
-
-
-def auroc_interval(positive: Sequence[float], negative: Sequence[float], resamples: int = 2000,
-                   seed: int = 0, weights: Sequence[float] | None = None) -> tuple[float, float]:
-    """95 % percentile bootstrap interval, each class resampled on its own (seeded); with
-    `weights`, each resample's AUROC is weighted as `auroc` weighs."""
-    pos = np.asarray(positive, dtype=np.float64)
-    neg = np.asarray(negative, dtype=np.float64)
-    if not pos.size or not neg.size:
-        return math.nan, math.nan
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    if pos.size * neg.size <= PAIRWISE_MAX:
-        drawn_pos, drawn_neg = drawn_counts(pos.size, neg.size, resamples, seed)
-        if w is None:
-            values = resampled_auroc(pos, neg, drawn_pos, drawn_neg)
-        else:
-            wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
-            values = ((drawn_pos @ wins) * drawn_neg * w).sum(axis=1) / (pos.size * (drawn_neg @ w))
-    else:
-        rng = np.random.default_rng(seed)
-        values = []
-        for _ in range(resamples):
-            i, j = rng.integers(0, pos.size, pos.size), rng.integers(0, neg.size, neg.size)
-            values.append(auroc(pos[i], neg[j], None if w is None else w[j]))
-        values = np.array(values)
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
-
-
-# above this many (answerable, unanswerable) pairs the pairwise table would take too much
-# memory (8 bytes a pair) and each resample is ranked on its own instead
-PAIRWISE_MAX = 4_000_000
-
-
-@functools.lru_cache(maxsize=64)
-def drawn_counts(n_pos: int, n_neg: int, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """How often each positive and each negative is drawn in each resample (resamples × n):
-    the draws depend on the class sizes and the seed only, so intervals of many signals over
-    the same questions (a run's gate table, a calibration, a sweep) share them."""
-    rng = np.random.default_rng(seed)
-    pos, neg = np.zeros((resamples, n_pos)), np.zeros((resamples, n_neg))
-    for r in range(resamples):
-        pos[r] = np.bincount(rng.integers(0, n_pos, n_pos), minlength=n_pos)
-        neg[r] = np.bincount(rng.integers(0, n_neg, n_neg), minlength=n_neg)
-    pos.flags.writeable = neg.flags.writeable = False
-    return pos, neg
-
-
-def resampled_auroc(pos: np.ndarray, neg: np.ndarray, drawn_pos: np.ndarray,
-                    drawn_neg: np.ndarray) -> np.ndarray:
-    """The AUROC of every resample at once, equal to `auroc` of each (Mann-Whitney U):
-    with W[i, j] = 1 if pos[i] > neg[j], ½ if equal, 0 if below, and c₊, c₋ the times each
-    score was drawn in a resample, AUROC = c₊ᵀ W c₋ / (n₊ n₋)."""
-    wins = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
-    # counts and wins are small integers and halves: every sum is exact, in any order
-    return ((drawn_pos @ wins) * drawn_neg).sum(axis=1) / (pos.size * neg.size)
 
 
 def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
@@ -170,25 +89,6 @@ def sweep(answerable: Sequence[float], unanswerable: Sequence[float],
     return rows
 
 
-def choose(rows: list[dict[str, float]], rule: str = "cost", cost: float = 1.0) -> dict[str, float]:
-    if rule in ("cost", "balanced"):
-        c = cost if rule == "cost" else 1.0
-        return min(rows, key=lambda r: (c * (1.0 - r["answerable_kept"]) + (1.0 - r["unanswerable_declined"]),
-                                        r["threshold"]))
-    if rule == "keep95":
-        ok = [r for r in rows if r["answerable_kept"] >= 0.95]
-        return max(ok, key=lambda r: r["threshold"])
-    raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
-
-
-def objective(row: dict[str, float], rule: str, cost: float) -> float:
-    """What the rule minimises at its chosen threshold (keep95: the unanswerable answered)."""
-    if rule == "keep95":
-        return 1.0 - row["unanswerable_declined"]
-    c = cost if rule == "cost" else 1.0
-    return c * (1.0 - row["answerable_kept"]) + (1.0 - row["unanswerable_declined"])
-
-
 def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, cost: float,
               fitted: bool, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """One candidate score: its AUROC with interval, and the rule's outcome on it."""
@@ -202,7 +102,7 @@ def candidate(name: str, pos: Sequence[float], neg: Sequence[float], rule: str, 
 def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Candidate `a` does better than `b` where the gate operates: a lower objective at the
     rule's threshold, or the same objective with a higher AUROC."""
-    return a["objective"] < b["objective"] or (a["objective"] == b["objective"] and a["auroc"] > b["auroc"])
+    return bool(a["objective"] < b["objective"] or (a["objective"] == b["objective"] and a["auroc"] > b["auroc"]))
 
 
 def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
@@ -232,8 +132,7 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     if not answerable:
         raise ConfigError(f"{source} has no answerable questions whose answer was found in this split",
                           "the sweep needs found answers to see what declining costs")
-    if rule not in RULES:
-        raise ConfigError(f"unknown calibration rule {rule!r}", f"choose one of: {', '.join(RULES)}")
+    rule_named(rule)  # a ConfigError naming the rules there are
     if score not in SCORES:
         raise ConfigError(f"unknown gate score {score!r}", f"choose one of: {', '.join(SCORES)}")
     if weights is not None and len(weights) != len(unanswerable):
@@ -242,7 +141,7 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     scores = {n: ([s[n] for s in answerable], [s[n] for s in unanswerable]) for n in names}
     table = [candidate(n, *scores[n], rule, cost, False, weights) for n in names]
 
-    def order(r: dict[str, Any]) -> tuple:
+    def order(r: dict[str, Any]) -> tuple[float, float, str]:
         return (r["objective"], -r["auroc"], r["signal"])
 
     separating = [r for r in table if r["low"] > 0.5]

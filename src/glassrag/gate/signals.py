@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glassrag.lexical.bm25 import idf_lucene
-from glassrag.schema import RANKING_KINDS, SCORING_KINDS, StageTrace
+from glassrag.schema import Kind, StageTrace
 
 
 def top_score(trace: StageTrace) -> float:
@@ -102,17 +102,17 @@ def gather(trace: Sequence[StageTrace], tokens: Sequence[str], bm25: Any, bm25_s
     """Every candidate signal for one question, from the stages run so far."""
     out: dict[str, float] = {}
     for t in trace:
-        if t.kind in (*SCORING_KINDS, "observe"):  # an observed retriever's top score too
+        if Kind(t.kind).scores or t.kind == Kind.OBSERVE:  # an observed retriever's top score too
             out[f"top:{t.name}"] = top_score(t)
-    ranking = [t for t in trace if t.kind in RANKING_KINDS]
+    ranking = [t for t in trace if Kind(t.kind).ranks]
     final = ranking[-1] if ranking else None
-    scoring = [t for t in trace if t.kind in SCORING_KINDS]
+    scoring = [t for t in trace if Kind(t.kind).scores]
     if scoring:
         out["margin"] = margin(scoring[-1])
     rows = [position[h.chunk_id] for h in final.hits[:k]] if final is not None else []
     top_bm25 = float(bm25_scores[rows[0]]) if rows else 0.0
     out.update(lexical_signals(tokens, bm25, rows, top_bm25))
-    retrievers = [t for t in trace if t.kind in ("retrieve", "observe")]
+    retrievers = [t for t in trace if t.kind in (Kind.RETRIEVE, Kind.OBSERVE)]
     if len(retrievers) > 1:
         out["agreement"] = agreement(retrievers)
     return out

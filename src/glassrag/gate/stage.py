@@ -30,7 +30,7 @@ from glassrag.gate import signals as gate_signals
 from glassrag.gate.threshold import Gate, fitting, scoring_settings
 from glassrag.query import Query
 from glassrag.rerank import chosen
-from glassrag.schema import RANKING_KINDS, StageTrace
+from glassrag.schema import Kind, StageTrace
 from glassrag.stage import Decision, Entry, StageOutput, keeps_scores, listed
 from glassrag.store.base import ChunkTexts
 
@@ -77,17 +77,18 @@ class GateStage(Gate):
 
     def measure(self, query: Query, trace: Sequence[StageTrace]) -> Signals:
         """The gate's candidate signals for one question (None when nothing matched)."""
-        if not any(t.hits for t in trace if t.kind in ("retrieve", "fuse")):
+        if not any(t.hits for t in trace if t.kind in (Kind.RETRIEVE, Kind.FUSE)):
             return None
         out = gate_signals.gather(trace, query.tokens, self.bm25, query.bm25_scores(self.bm25),
                                   self.index.position, self.k)
-        if self.answerability is not None:
-            ranking = [t for t in trace if t.kind in RANKING_KINDS][-1]
+        model = self.answerability
+        if model is not None:
+            ranking = [t for t in trace if Kind(t.kind).ranks][-1]
             texts = ChunkTexts(self.index)
-            ids = [h.chunk_id for h in ranking.hits][: self.answerability.depth]
+            ids = [h.chunk_id for h in ranking.hits][: model.depth]
 
             def read(chunk_id: str) -> float:
-                return self.answerability.scores(query.question, [chunk_id], texts.__getitem__)[0]
+                return model.scores(query.question, [chunk_id], texts.__getitem__)[0]
 
             out.update(self.read_enough(out, ids, read) if self.read_to_decide
                        else answerability.signals([read(c) for c in ids]))
@@ -130,7 +131,7 @@ class GateStage(Gate):
     def decided(self, inputs: Mapping[str, StageOutput], signals: Signals) -> StageOutput:
         """The decision on `signals`; the list read passes on unless declined."""
         declined, why = self.decide(signals)
-        if self.cut_short(signals):  # declined only unread, at the highest logit; passed at a floor
+        if signals is not None and self.cut_short(signals):  # declined only unread, at the highest logit; passed at a floor
             why = self.decide(signals, "at most " if declined else "at least ")[1] + self.how_far(signals, declined)
         passed = () if declined else listed(inputs).hits
         return StageOutput(passed, (("declined: " if declined else "passed: ") + why,),
@@ -140,7 +141,7 @@ class GateStage(Gate):
     def cut_short(signals: Signals) -> bool:
         """Whether the answerability model stopped before the last passage (`read_enough`: only
         a reading to the end gives the margin): the score is then a bound of the question's."""
-        return (bool(signals) and "answerability_read" in signals and "answerability" in signals
+        return (signals is not None and bool(signals) and "answerability_read" in signals and "answerability" in signals
                 and "answerability_margin" not in signals)
 
     def how_far(self, signals: dict[str, float], declined: bool) -> str:

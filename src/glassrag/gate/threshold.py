@@ -18,6 +18,7 @@ from typing import Any
 
 from glassrag.config import SCORING
 from glassrag.gate.score import score_name, value
+from glassrag.schema.kind import Kind
 
 
 def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method: str,
@@ -35,7 +36,8 @@ def scoring_settings(config: Any, reranker: dict[str, Any] | None, rerank_method
     flat["gate.answerability"] = answerability
     if answerability is not None:
         flat["gate.answerability_depth"] = config.gate.answerability_depth
-    return json.loads(json.dumps(flat, default=str))  # as stored: lists, not tuples
+    stored: dict[str, Any] = json.loads(json.dumps(flat, default=str))  # as stored: lists, not tuples
+    return stored
 
 
 def changed(was: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -59,8 +61,10 @@ def fitting(extra: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any] |
     current = extra.get("gate")
     for cal in [current, *(extra.get("gates") or [])]:
         if cal and not changed(dict(cal.get("settings", {})), settings):
-            return cal
-    return current
+            found: dict[str, Any] = cal
+            return found
+    last: dict[str, Any] | None = current
+    return last
 
 
 def kept(extra: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
@@ -78,7 +82,7 @@ def offtopic_keep(calibration: Any) -> float:
 
 class Gate:
     name = "gate"
-    kind = "gate"
+    kind = Kind.GATE
 
     def __init__(self, calibration: dict[str, Any] | None, settings: dict[str, Any]) -> None:
         self.calibration = calibration

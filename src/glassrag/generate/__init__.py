@@ -18,6 +18,7 @@ from glassrag.generate.base import Backend, Completion
 from glassrag.generate.prompt import given, messages
 from glassrag.query import Query
 from glassrag.schema import Chunk, Generation, Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, StageOutput, consulted, listed
 
 if TYPE_CHECKING:  # an annotation only: glassrag.store loads scipy, and `glassrag ask --help` imports
@@ -43,7 +44,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 class Generator:
     name = "generate"
-    kind = "generate"
+    kind = Kind.GENERATE
 
     def __init__(self, index: Index, settings: GenerateSettings, backend: Backend | None = None) -> None:
         # the settings were checked against their definitions in config/ (labels, ranges)
@@ -103,7 +104,7 @@ class Generator:
         if loaded:
             notes.append(f"the model was loaded for this first question: {load_ms:.0f} ms (not in the time shown)")
         return StageOutput(notes=tuple(notes), generation=generation, traced={"given": [p.chunk_id for p in passages]},
-                           setup_ms=float(load_ms) if loaded else 0.0)
+                           setup_ms=float(load_ms) if loaded and load_ms is not None else 0.0)
 
 
 GENERATORS = {"generate": Entry(made, describe_score)}

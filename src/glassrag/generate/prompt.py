@@ -20,7 +20,7 @@ citing something that was not given.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Self, Sequence
 
 from glassrag.schema import Chunk, _Plain
 
@@ -48,7 +48,7 @@ class Given(_Plain):
     neighbours: int = 0
 
     @classmethod
-    def from_dict(cls, data):  # type: ignore[no-untyped-def, override]
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         return cls(data["chunk_id"], data["doc_id"], data["title"], data["label"],
                    tuple(data["locators"]), data["text"], data.get("neighbours", 0))
 

@@ -20,6 +20,7 @@ from glassrag.present.answer import answer_of
 from glassrag.query import Query
 from glassrag.retrieve import Retriever, available, check_retrievers, make_retriever
 from glassrag.schema import Answer, StageTrace
+from glassrag.schema.kind import Kind
 from glassrag.stage import Stage, StageOutput
 from glassrag.stage_cache import StageCache, digest
 from glassrag.store.base import Index
@@ -63,8 +64,8 @@ class Pipeline:
         self.stages: list[Stage] = [step.stage for step in self.steps]
         self.notes.extend(decided)
         made = {step.stage.kind: step.stage for step in self.steps}
-        self.gate: Any = made["gate"]  # the calibrated gate: its params, calibration and staleness are read
-        self.budget, self.reader, self.generator = made["budget"], made["read"], made.get("generate")
+        self.gate: Any = made[Kind.GATE]  # the calibrated gate: its params, calibration and staleness are read
+        self.budget, self.reader, self.generator = made[Kind.BUDGET], made[Kind.READ], made.get(Kind.GENERATE)
         added = sorted({d for part in ("reranker", "gate") for d in (index.extra.get(part) or {}).get("added_since", [])})
         if added:  # kept by an ingest that only added documents (indexer.kept_trained_parts)
             self.notes.append(f"the reranker and the gate were fitted before {len(added)} document(s) were added "

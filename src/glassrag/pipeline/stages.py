@@ -24,6 +24,7 @@ from glassrag.rerank.mmr import MMRS
 from glassrag.rerank.versions import VERSIONS
 from glassrag.rerank.window import WINDOWS
 from glassrag.retrieve import NEURAL, RETRIEVERS
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, Stage
 from glassrag.store.base import ChunkDocs, ChunkTexts, Index
 
@@ -31,20 +32,20 @@ __all__ = ["AFTER_RETRIEVAL", "RERANKERS", "TABLES", "ChunkDocs", "ChunkTexts", 
            "auto_reranker", "configured", "entry_of", "input_of"]
 
 # every table of stages, by the kind of the stages its entries make, in the order they run
-TABLES: dict[str, Mapping[str, Entry]] = {
-    "retrieve": RETRIEVERS, "fuse": FUSERS, "versions": VERSIONS, "filter": MATTER, "window": WINDOWS,
-    "rerank": RERANKERS, "mmr": MMRS, "cap": CAPS,
+TABLES: dict[Kind, Mapping[str, Entry]] = {
+    Kind.RETRIEVE: RETRIEVERS, Kind.FUSE: FUSERS, Kind.VERSIONS: VERSIONS, Kind.FILTER: MATTER,
+    Kind.WINDOW: WINDOWS, Kind.RERANK: RERANKERS, Kind.MMR: MMRS, Kind.CAP: CAPS,
     # the gate's glossary term, declared here while glassrag/gate/ is reworked (issue 50.5)
-    "gate": {name: replace(entry, term=entry.term or "gate") for name, entry in GATES.items()},
-    "budget": BUDGETS, "select": ANSWERS, "read": READERS, "generate": GENERATORS,
+    Kind.GATE: {name: replace(entry, term=entry.term or "gate") for name, entry in GATES.items()},
+    Kind.BUDGET: BUDGETS, Kind.SELECT: ANSWERS, Kind.READ: READERS, Kind.GENERATE: GENERATORS,
 }
 # the kinds of stage between the retrievers and the gate, in the order they run: fusion reads
 # every fused retriever, each later one the list of the last of these that runs before it
-AFTER_RETRIEVAL = ("fuse", "versions", "filter", "window", "rerank", "mmr", "cap")
+AFTER_RETRIEVAL = (Kind.FUSE, Kind.VERSIONS, Kind.FILTER, Kind.WINDOW, Kind.RERANK, Kind.MMR, Kind.CAP)
 # the stages after the gate by kind, with the stage whose list each reads ("ranked": the last
 # ranking, which the gate reads too) and the stages whose decision it consults
-AFTER_GATE = (("budget", "budget", "ranked", ()), ("select", "answer", "budget", ("gate",)),
-              ("read", "read", "budget", ("gate",)), ("generate", "generate", "budget", ("answer",)))
+AFTER_GATE = ((Kind.BUDGET, "budget", "ranked", ()), (Kind.SELECT, "answer", "budget", ("gate",)),
+              (Kind.READ, "read", "budget", ("gate",)), (Kind.GENERATE, "generate", "budget", ("answer",)))
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ def configured(index: Index, config: Config, bm25: BM25, every_signal: bool = Fa
     `read_to_decide`: only as far as its decision needs (answering one question)."""
     steps, notes = after_retrieval(index, config, bm25)
     ranked = (steps[-1].stage.name if steps else config.retrieve.retrievers[0],)
-    gate = TABLES["gate"]["gate"].make(index, config, bm25, every_signal=every_signal,
-                                       read_to_decide=read_to_decide)
+    gate = TABLES[Kind.GATE]["gate"].make(index, config, bm25, every_signal=every_signal,
+                                            read_to_decide=read_to_decide)
     steps.append(Step(gate, ranked))
     for kind, name, reads, consults in AFTER_GATE:
         stage = TABLES[kind][name].make(index, config, bm25)
@@ -84,16 +85,17 @@ def input_of(steps: list[Step], first: str, kind: str) -> str:
     a kind before it in AFTER_RETRIEVAL (the gate and the budget: the last of them all), else
     `first`. So the reranker's training rows are read from the list the reranker receives,
     with the reranker itself switched off. Fusion reads every fused retriever: ValueError."""
-    if kind == "fuse" or kind not in TABLES or kind == "retrieve":
+    of = Kind.of(kind)
+    if of is None or of not in TABLES or of in (Kind.RETRIEVE, Kind.FUSE):
         raise ValueError(f"a stage of kind {kind!r} does not read one list; kinds that do: "
-                         f"{', '.join(k for k in TABLES if k not in ('retrieve', 'fuse'))}")
+                         f"{', '.join(k for k in TABLES if k not in (Kind.RETRIEVE, Kind.FUSE))}")
     for i, step in enumerate(steps):
-        if step.stage.kind == kind:
+        if step.stage.kind == of:
             return (step.reads or (steps[i - 1].stage.name if i else first,))[-1]
     after = {k: reads for k, _, reads, _ in AFTER_GATE}
-    if kind in after and after[kind] != "ranked":
-        return after[kind]
-    order = AFTER_RETRIEVAL.index(kind) if kind in AFTER_RETRIEVAL else len(AFTER_RETRIEVAL)
+    if of in after and after[of] != "ranked":
+        return after[of]
+    order = AFTER_RETRIEVAL.index(of) if of in AFTER_RETRIEVAL else len(AFTER_RETRIEVAL)
     before = [s.stage.name for s in steps if s.stage.kind in AFTER_RETRIEVAL[:order]]
     return before[-1] if before else first
 
@@ -104,13 +106,14 @@ def after_retrieval(index: Index, config: Config, bm25: BM25) -> tuple[list[Step
     of what was decided for them (which reranker `auto` chose, and why)."""
     fused = config.retrieve.retrievers
     method, notes = chosen(config.rerank.method, index.extra.get("reranker"))
-    names = {"fuse": config.fuse.method if len(fused) > 1 else None, "versions": "versions", "filter": "matter",
-             "window": "window", "rerank": None if method == "none" else method, "mmr": "mmr", "cap": "cap"}
+    names = {Kind.FUSE: config.fuse.method if len(fused) > 1 else None, Kind.VERSIONS: "versions",
+             Kind.FILTER: "matter", Kind.WINDOW: "window", Kind.RERANK: None if method == "none" else method,
+             Kind.MMR: "mmr", Kind.CAP: "cap"}
     steps = []
     for kind, name in ((k, names[k]) for k in AFTER_RETRIEVAL):
         stage = None if name is None else TABLES[kind][name].make(index, config, bm25)
         if stage is not None:
-            steps.append(Step(stage, tuple(fused) if kind == "fuse" else None))
+            steps.append(Step(stage, tuple(fused) if kind == Kind.FUSE else None))
     return steps, notes
 
 
@@ -118,7 +121,8 @@ def entry_of(name: str, kind: str, params: Mapping[str, Any]) -> Entry | None:
     """The table entry that made the stage of a trace (`name`, `kind`, `params`): a retriever
     (also when observed) by its name, a neural one by NEURAL, a fusion or a reranker by its
     `method`, any other stage by its name in its kind's table."""
-    if kind in ("retrieve", "observe"):
+    if kind in (Kind.RETRIEVE, Kind.OBSERVE):
         return RETRIEVERS.get(name, NEURAL)
-    table = TABLES.get(kind, {})
+    of = Kind.of(kind)
+    table = TABLES.get(of, {}) if of is not None else {}
     return table.get(str(params.get("method", name)))

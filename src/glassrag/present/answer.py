@@ -15,6 +15,7 @@ from glassrag.present.excerpt import best_sentence, window
 from glassrag.present.highlight import answer_words, asks_for_a_name
 from glassrag.query import Query
 from glassrag.schema import Answer, Generation, Hit, Passage, Quote, StageTrace
+from glassrag.schema.kind import Kind
 from glassrag.stage import Decision, Entry, StageOutput, consulted, keeps_scores, listed
 
 NO_MATCH = "no passage matched any word of the question"
@@ -35,7 +36,7 @@ class Select:
     after, and cited by the locator of the chunk where the shown window begins."""
 
     name = "answer"
-    kind = "select"
+    kind = Kind.SELECT
 
     def __init__(self, index: Any, k: int, excerpt_chars: int, neighbours: int = 0) -> None:
         self.index = index

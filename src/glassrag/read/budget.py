@@ -8,6 +8,7 @@ from typing import Any, Callable
 from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 
 
@@ -27,7 +28,7 @@ def made(index: Any, config: Any, bm25: Any) -> Budget:
 
 class Budget(ListStage):
     name = "budget"
-    kind = "budget"
+    kind = Kind.BUDGET
 
     def __init__(self, words: int, length: Callable[[str], int]) -> None:
         self.words = words
@@ -37,7 +38,8 @@ class Budget(ListStage):
         return {"words": self.words}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
-        packed, used, skipped = [], 0, 0
+        packed: list[Hit] = []
+        used, skipped = 0, 0
         for h in hits:
             n = self.length(h.chunk_id)
             if used + n > self.words:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from glassrag.query import Query
 from glassrag.read.quotable import quotable_sentences
 from glassrag.schema import Quote
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, StageOutput, consulted, listed
 
 
@@ -69,7 +70,7 @@ def made(index: Any, config: Any, bm25: Any) -> Reading:
 
 class Reading:
     name = "read"
-    kind = "read"
+    kind = Kind.READ
 
     def __init__(self, reader: ExtractiveReader, text: Callable[[str], str]) -> None:
         self.reader = reader

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 from glassrag.store.base import ChunkDocs
 
@@ -18,7 +19,7 @@ def made(index: Any, config: Any, bm25: Any) -> DocumentCap | None:
 
 class DocumentCap(ListStage):
     name = "cap"
-    kind = "cap"
+    kind = Kind.CAP
 
     def __init__(self, chunk_doc: Mapping[str, str], per_document: int = 2) -> None:
         self.chunk_doc = chunk_doc
@@ -29,7 +30,8 @@ class DocumentCap(ListStage):
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         seen: dict[str, int] = {}
-        kept, removed = [], 0
+        kept: list[Hit] = []
+        removed = 0
         for h in hits:
             doc = self.chunk_doc[h.chunk_id]
             if seen.get(doc, 0) >= self.per_document:

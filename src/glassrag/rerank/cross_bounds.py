@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ def recorded(folder: Path) -> dict[str, list[float]]:
     return out
 
 
-def _head(output: str, made: dict, init: dict) -> tuple[np.ndarray, float, str, bool] | None:
+def _head(output: str, made: dict[str, Any], init: dict[str, Any]) -> tuple[np.ndarray, float, str, bool] | None:
     """(w, b, the pooled vector's name, whether it is quantised) of the graph's last linear map."""
     node = made.get(output)
     if node is None:
@@ -113,7 +114,7 @@ def _head(output: str, made: dict, init: dict) -> tuple[np.ndarray, float, str, 
     return w, b, quantiser.input[0], True
 
 
-def _last_norm(name: str, made: dict, init: dict) -> tuple[np.ndarray, np.ndarray] | None:
+def _last_norm(name: str, made: dict[str, Any], init: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """(γ, β) of the LayerNorm whose output is pooled into `name`, through pooling ops only."""
     node = made.get(name)
     while node is not None and node.op_type in POOLING:
@@ -144,7 +145,8 @@ def record(folder: Path) -> dict[str, list[float]]:
     partial = meta_file.with_name("meta.json.partial")
     partial.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     partial.replace(meta_file)
-    return meta["logit_bounds"]
+    bounds: dict[str, list[float]] = meta["logit_bounds"]
+    return bounds
 
 
 if __name__ == "__main__":  # python -m glassrag.rerank.cross_bounds FOLDER

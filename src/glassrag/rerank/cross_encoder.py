@@ -26,6 +26,7 @@ from glassrag.query import Query
 from glassrag.rerank.cross_onnx import (BUNDLED, OnnxCrossEncoder, bundled_folder, is_onnx_folder,
                                         precision_of, shared)
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY, ListStage
 from glassrag.store.base import ChunkTexts
 
@@ -62,7 +63,7 @@ def resolve_model_path(model: str) -> Path:
 
 class CrossEncoderReranker(ListStage):
     name = "rerank"
-    kind = "rerank"
+    kind = Kind.RERANK
 
     def __init__(self, model: str, texts: Mapping[str, str], pool: int = 20, blend: float = 0.0,
                  batch_size: int = 32) -> None:

@@ -19,8 +19,9 @@ import numpy as np
 
 from glassrag import threads
 from glassrag.errors import ConfigError
-from glassrag.models import bundled_cross_encoder as bundled_folder
+from glassrag.models import bundled_cross_encoder
 
+bundled_folder = bundled_cross_encoder  # the bundled model's folder, named as its readers here call it
 BUNDLED = "bundled"
 MAX_LENGTH = 256
 

@@ -284,7 +284,7 @@ def heldout_figures(folder: Path, precision: str, rows: Sequence[dict[str, Any]]
     paragraph nearest the question by BM25 without its answer; edited-question: the question
     with one name or number swapped, against its own paragraph); `own_first`, the share of questions whose own paragraph outscores every
     negative of its own; and milliseconds a pair."""
-    from glassrag.gate.calibrate import auroc, auroc_interval
+    from glassrag.stats import auroc, auroc_interval
     from glassrag.rerank.cross_onnx import OnnxCrossEncoder
 
     ce = OnnxCrossEncoder(folder, precision)

@@ -108,7 +108,9 @@ class FeatureMaker:
         inv_rank = 1.0 / np.array([h.rank for h in hits], dtype=np.float64)
         ratio = bm25 / bm25.max() if bm25.size and bm25.max() > 0 else np.zeros(len(idx))
         cover = self.coverage(stems, idx)
-        column = (lambda k: np.array([f[k] for f in facts], dtype=np.float64)) if facts \
-            else (lambda k: np.zeros(0))
+
+        def column(k: int) -> np.ndarray:
+            return np.array([f[k] for f in facts], dtype=np.float64) if facts else np.zeros(0)
+
         return np.column_stack([bm25, ratio, cover, dense, inv_rank, ident, heading, column(0),
                                 column(1), column(2)])

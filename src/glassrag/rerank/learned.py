@@ -20,6 +20,7 @@ from glassrag.errors import ConfigError
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES, FeatureMaker
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import ListStage
 
 
@@ -69,7 +70,7 @@ def made(index: Any, config: Any, bm25: Any) -> LearnedReranker:
 
 class LearnedReranker(ListStage):
     name = "rerank"
-    kind = "rerank"
+    kind = Kind.RERANK
 
     def __init__(self, model: dict[str, Any], features: FeatureMaker, pool: int = 20,
                  neighbours: int = 0) -> None:
@@ -89,7 +90,7 @@ class LearnedReranker(ListStage):
 
     def score(self, query: Query, hits: list[Hit]) -> np.ndarray:
         z = (self.features.matrix(query, hits) - self.mean) / self.std
-        return 1.0 / (1.0 + np.exp(-(z @ self.weights + self.bias)))
+        return np.asarray(1.0 / (1.0 + np.exp(-(z @ self.weights + self.bias))), dtype=np.float64)
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         head, tail = hits[: self.pool], hits[self.pool:]

@@ -36,7 +36,7 @@ def reciprocal_rank(labels: np.ndarray, order: np.ndarray, depth: int = DEPTH) -
 def probabilities(model: dict[str, Any], rows: np.ndarray) -> np.ndarray:
     """σ(w · (x − μ) / s + c), as LearnedReranker.score computes it."""
     z = (rows - np.asarray(model["mean"])) / np.asarray(model["std"])
-    return 1.0 / (1.0 + np.exp(-(z @ np.asarray(model["weights"]) + float(model["bias"]))))
+    return np.asarray(1.0 / (1.0 + np.exp(-(z @ np.asarray(model["weights"]) + float(model["bias"])))), dtype=np.float64)
 
 
 def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray, l2: float = 1.0,
@@ -89,7 +89,7 @@ def summary(cv: dict[str, Any] | None) -> str:
     if not cv:
         return "trained before its cross-validation was recorded (run glassrag rerank-train again)"
     if cv.get("diff") is None:
-        return cv["why"]
+        return str(cv["why"])
     return (f"by {cv['folds']}-fold cross-validation on train, {cv['metric'].upper()} {cv['diff']:+.3f} "
             f"[{cv['low']:+.3f}, {cv['high']:+.3f}] over {cv['questions']} questions, "
             + ("above 0" if cv["helps"] else "an interval that reaches 0"))

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from glassrag.query import Query
 from glassrag.schema import Chunk, Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 
 HEADINGS = ("references", "bibliography", "acknowledgements", "acknowledgments", "acknowledgement",
@@ -63,7 +64,7 @@ def _first_line_short(text: str) -> bool:
 
 class MatterFilter(ListStage):
     name = "matter"
-    kind = "filter"
+    kind = Kind.FILTER
 
     def __init__(self, chunk: Callable[[str], Chunk]) -> None:
         self.chunk = chunk

@@ -17,6 +17,7 @@ import numpy as np
 from glassrag.fuse.normalize import min_max
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 
 if TYPE_CHECKING:  # scipy is imported when MMR is on, not by every pipeline that could have it
@@ -46,7 +47,7 @@ def made(index: Any, config: Any, bm25: Any) -> MMR | None:
 
 class MMR(ListStage):
     name = "mmr"
-    kind = "mmr"
+    kind = Kind.MMR
 
     def __init__(self, vectors: sp.csr_matrix, position: dict[str, int], relevance: float = 0.7,
                  pool: int = 20) -> None:

@@ -13,6 +13,7 @@ from glassrag.errors import ConfigError
 from glassrag.ingest.versions import superseded
 from glassrag.query import Query
 from glassrag.schema import Document, Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, ListStage, keeps_scores
 from glassrag.store.base import ChunkDocs
 
@@ -32,7 +33,7 @@ def made(index: Any, config: Any, bm25: Any) -> PreferCurrent | None:
 
 class PreferCurrent(ListStage):
     name = "versions"
-    kind = "versions"
+    kind = Kind.VERSIONS
 
     def __init__(self, documents: Mapping[str, Document] | None, chunk_doc: Mapping[str, str],
                  mode: str = "demote", old: Mapping[str, str] | None = None) -> None:

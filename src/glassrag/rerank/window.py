@@ -13,10 +13,11 @@ loses by its neighbours.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from glassrag.query import Query
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY, Entry, ListStage
 from glassrag.store.base import Index
 
@@ -27,7 +28,7 @@ def made(index: Any, config: Any, bm25: Any) -> WindowScore | None:
     return WindowScore(index, w.size, w.weight) if w.size > 0 else None
 
 
-def describe_score(name: str, params: dict[str, Any]) -> tuple[str, str]:
+def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     return "", (f"The score of the stage before, plus {params.get('weight')} × the best score above the list's "
                 f"lowest among the {params.get('size')} chunk(s) on each side in the same document. "
                 f"{NOT_A_PROBABILITY}")
@@ -35,7 +36,7 @@ def describe_score(name: str, params: dict[str, Any]) -> tuple[str, str]:
 
 class WindowScore(ListStage):
     name = "window"
-    kind = "window"
+    kind = Kind.WINDOW
 
     def __init__(self, index: Index, size: int, weight: float) -> None:
         self.index, self.size, self.weight = index, size, weight

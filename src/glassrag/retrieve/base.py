@@ -9,11 +9,11 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from glassrag.dense.exact import ExactCosine
-from glassrag.fuse.base import listed_scores
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.query import Query
 from glassrag.schema import Chunk, Hit
-from glassrag.stage import Entry, ScoreSource, StageOutput
+from glassrag.schema.kind import Kind
+from glassrag.stage import Entry, ScoreSource, StageOutput, listed_scores
 from glassrag.store.base import Index
 
 __all__ = ["Building", "Entry", "Ranks", "Retriever", "ScoresAnyChunk", "corpus_scores", "cosines", "exact_top",
@@ -29,7 +29,7 @@ class Retriever(Protocol):
     declares them, else its list's scores (glassrag/fuse/base.py `listed_scores`)."""
 
     name: str
-    kind: str
+    kind: Kind
     searched: int
 
     def params(self) -> dict[str, Any]: ...
@@ -100,7 +100,8 @@ def hits_of(index: Index, stage: str, idx: np.ndarray, scores: np.ndarray) -> li
 
 def cosines(query: Query, name: str, search: ExactCosine, vector: np.ndarray) -> np.ndarray:
     """Every chunk's cosine with `vector`, once per question (kept in the query's cache)."""
-    return query.cached(f"sims:{name}", lambda: search.similarities(vector))
+    sims: np.ndarray = query.cached(f"sims:{name}", lambda: search.similarities(vector))
+    return sims
 
 
 def exact_top(query: Query, name: str, search: ExactCosine, vector: np.ndarray, depth: int,

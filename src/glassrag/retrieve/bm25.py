@@ -8,10 +8,10 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
-from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.schema.kind import Kind
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 
@@ -25,7 +25,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 class BM25Retriever(Ranks):
     name = "bm25"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25) -> None:
         self.index, self.bm25 = index, bm25

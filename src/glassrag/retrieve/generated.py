@@ -32,6 +32,7 @@ from glassrag.query import Query
 from glassrag.retrieve.base import hits_of
 from glassrag.retrieve.rm3 import RM3Retriever
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store.base import Index
 
@@ -102,7 +103,7 @@ class GeneratedRetriever(RM3Retriever):
     """`name` is one of PROMPTS; the generator is made on the first question (the bundled model
     loads in about a second), never for an index that only lists the retriever."""
 
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25, name: str) -> None:
         super().__init__(index, config, bm25)

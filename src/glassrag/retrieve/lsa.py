@@ -13,10 +13,10 @@ from glassrag.dense.lsa import LSA
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
-from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.schema.kind import Kind
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 
@@ -40,7 +40,7 @@ def build(name: str, index: Index, building: Building) -> Index:
 
 class LSARetriever(Ranks):
     name = "lsa"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         if index.lsa is None:

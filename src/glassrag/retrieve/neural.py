@@ -21,12 +21,12 @@ from glassrag.config import Config
 from glassrag.dense.base import normalize_rows
 from glassrag.dense.exact import ExactCosine
 from glassrag.errors import ConfigError
-from glassrag.fuse.base import ScoreSource
 from glassrag.query import Query
 from glassrag.ingest.report import IngestReport, Progress
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.schema.kind import Kind
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Embedded, Index
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def embed_chunks(model: str, config: Config, texts: list[str], cache_dir: Path |
 
 
 class NeuralRetriever(Ranks):
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, name: str) -> None:
         if config.neural.search not in SEARCHES:

@@ -27,10 +27,11 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve.base import Ranks
 from glassrag.schema import Hit
+from glassrag.schema.kind import Kind
 from glassrag.stage import NOT_A_PROBABILITY
 from glassrag.store import pgsearch
 from glassrag.store.pgcheck import an_object, damaged, retried
-from glassrag.store.pgschema import IDENTIFIER
+from glassrag.store.pgschema import IDENTIFIER, TEXT_SEARCH
 from glassrag.store.base import Index
 
 
@@ -64,7 +65,7 @@ T = TypeVar("T")
 
 
 class _PgRetriever(Ranks):
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
     name = "pg"
     family = "lexical"
     term = "BM25"  # the glossary term of its score (TERMS in glassrag/web/glossary.py)
@@ -127,7 +128,8 @@ class PgBM25(_PgRetriever):
         impacts = an_object(self.store.loc, "meta/impacts", row[0])
         if not all(isinstance(impacts.get(k), (int, float)) for k in ("k1", "b")):
             raise damaged(self.store.loc, "meta/impacts", f"holds {str(impacts)[:60]!r}, not k1 and b")
-        return impacts
+        held: dict[str, float] = impacts
+        return held
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         stored = self.impacts()
@@ -153,7 +155,7 @@ class PgFulltext(_PgRetriever):
 
     def params(self) -> dict[str, Any]:
         return {"tsquery": "websearch_to_tsquery" if self.words == "all" else "plainto_tsquery, ORed",
-                "rank": "ts_rank_cd", "text_search": pgsearch.TEXT_SEARCH, **super().params()}
+                "rank": "ts_rank_cd", "text_search": TEXT_SEARCH, **super().params()}
 
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         tsq, rows = self.sql(lambda conn: pgsearch.fulltext(conn, self.store.loc, query.question, self.depth,

@@ -25,10 +25,10 @@ import numpy as np
 from glassrag.config import Config
 from glassrag.lexical.bm25 import BM25, top_k
 from glassrag.query import Query
-from glassrag.fuse.base import ScoreSource
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.schema import Hit
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.schema.kind import Kind
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 
@@ -41,7 +41,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 class RM3Retriever(Ranks):
     name = "bm25-rm3"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25) -> None:
         self.index, self.bm25 = index, bm25
@@ -90,8 +90,9 @@ class RM3Retriever(Ranks):
 
     def expanded_scores(self, query: Query, weights: dict[int, float] | None = None) -> np.ndarray:
         """Every chunk's score for the expanded question, once per question."""
-        return query.cached(f"sims:{self.name}",
-                            lambda: self.scores(self.expansion(query) if weights is None else weights))
+        scores: np.ndarray = query.cached(f"sims:{self.name}",
+                                          lambda: self.scores(self.expansion(query) if weights is None else weights))
+        return scores
 
     def score_source(self, query: Query) -> ScoreSource:
         return corpus_scores(self.index, self.expanded_scores(query))

@@ -14,13 +14,13 @@ from typing import Any, Mapping
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, ShardError
-from glassrag.fuse.base import ScoreSource
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve.base import Ranks, corpus_scores, hits_of
 from glassrag.retrieve.bm25 import BM25_SCORE
 from glassrag.schema import Hit
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.schema.kind import Kind
+from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
 from glassrag.store.base import Index
 
 PART = "shards"
@@ -38,7 +38,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
 
 class ShardedBM25(Ranks):
     name = "ray-bm25"
-    kind = "retrieve"
+    kind = Kind.RETRIEVE
 
     def __init__(self, index: Index, config: Config, bm25: BM25) -> None:
         if not is_sharded(index) or index.stored is None or index.stored.folder is None:

@@ -1,6 +1,6 @@
 """What a question's way through the pipeline leaves: each stage's ranked Hits and its StageTrace,
 and the Answer (its Passages, the reader's Quote, a model's Generation), frozen dataclasses with
-to_dict/from_dict; and the kinds of stage that rank."""
+to_dict/from_dict. The kinds of stage, and which of them rank, are in kind.py."""
 
 from __future__ import annotations
 
@@ -194,9 +194,3 @@ class Answer(_Plain):
                 return t
         raise KeyError(f"no stage {name!r} in trace; stages: {[t.name for t in self.trace]}")
 
-
-# the kinds of stage that rank candidates (the last of them, before the gate, is the ranking
-# a run's `ranking` section and the gate's signals read)
-RANKING_KINDS = ("retrieve", "fuse", "versions", "filter", "window", "rerank", "mmr", "cap")
-# the kinds whose scores are scores of relevance (not a reordering of someone else's)
-SCORING_KINDS = ("retrieve", "fuse", "window", "rerank")

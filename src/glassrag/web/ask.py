@@ -19,8 +19,7 @@ from glassrag.evaluate.relevance import visible
 from glassrag.evaluate.records import generation_record
 from glassrag.gate.score import score_name
 from glassrag.pipeline import Pipeline, auto_reranker, entry_of
-from glassrag.schema import SCORING_KINDS
-from glassrag.schema import Answer, Passage, StageTrace
+from glassrag.schema import Answer, Kind, Passage, StageTrace
 from glassrag.stage import own_score
 from glassrag.web import settings
 from glassrag.web.catalog import Source
@@ -66,7 +65,7 @@ def segments(text: str, highlights: Any) -> list[dict[str, Any]]:
 
 def scoring_stage(answer: Answer) -> StageTrace | None:
     """The stage whose scores the shown passages carry (later stages reorder, not rescore)."""
-    return next((t for t in reversed(answer.trace) if t.kind in SCORING_KINDS), None)
+    return next((t for t in reversed(answer.trace) if Kind(t.kind).scores), None)
 
 
 def explain_score(stage: StageTrace | None) -> dict[str, str]:
