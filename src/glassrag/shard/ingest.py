@@ -277,7 +277,7 @@ class ClusterIngest:
     def start(self, config: Config) -> RayWork:
         from glassrag.shard.serve import connect
 
-        self.work = RayWork(connect(self.address), config)
+        self.work = RayWork(connect(self.address, "an ingest on a Ray cluster (--ray, --shards)"), config)
         return self.work
 
     def reshard(self) -> bool:
