@@ -18,7 +18,11 @@ queries it reports, as ratios:
   index's, with the whole index's statistics and, for the guard, with each shard's own; nDCG@10
   of the three;
 - memory: each shard actor's resident memory and the driver's (at SciFact's 5,183 chunks, not
-  extrapolated).
+  extrapolated);
+- ingest throughput: SciFact ingested (default settings: BM25 and LSA) in this process against
+  the same ingest with its analysis on the cluster's workers (glassrag/shard/ingest.py `RayWork`),
+  and --embed passages MiniLM-embedded in this process against on the workers; as one process's
+  time ÷ the cluster's (> 1: the cluster is faster), with the results checked equal.
 
 A model, labelled as one, of the time per question on machines with a core per shard: the
 slowest shard's search + the measured overhead (this machine's 2 cores are shared by the nodes,
@@ -81,7 +85,53 @@ def rss_mb(pid: int) -> float | None:
         return None
 
 
-def run(shards: int, nodes: int, work: Path) -> dict:
+def ingest_on_cluster(single, embed: int) -> dict:
+    """Ingest and embedding throughput, one process against the connected cluster's workers,
+    timed one after the other (the same results: checked)."""
+    import ray
+
+    from glassrag.shard.ingest import RayWork
+
+    t0 = time.perf_counter()
+    build_index([SCIFACT], Config())
+    index_s = time.perf_counter() - t0
+    work = RayWork(ray, Config())
+    try:
+        work.where()  # the workers started: their start is not the ingest's
+        t0 = time.perf_counter()
+        there, _ = build_index([SCIFACT], Config(), work=work)
+        cluster_s = time.perf_counter() - t0
+        same = there.counts.vocab == single.counts.vocab and np.array_equal(there.counts.columns.data,
+                                                                            single.counts.columns.data) \
+            and np.array_equal(there.lsa.passage_vectors, single.lsa.passage_vectors)
+        out = {"workers": len(work.actors), "one_process_s": round(index_s, 2), "cluster_s": round(cluster_s, 2),
+               "one_process_over_cluster": round(index_s / cluster_s, 3), "same_index": bool(same)}
+        if embed:
+            from glassrag.retrieve.neural import embedder_for
+
+            texts = [c.text for c in list(single.chunks)[:embed]]
+            try:
+                embedder = embedder_for("minilm", Config())
+                embedder.embed_passages(texts[:8])  # loaded before it is timed
+            except Exception as err:  # MiniLM not installed here
+                return {**out, "embed": f"skipped: {err}"}
+            t0 = time.perf_counter()
+            here = embedder.embed_passages(texts)
+            here_s = time.perf_counter() - t0
+            list(work._ordered([("embed", ("minilm", texts[:8]))] * len(work.actors), "loading"))
+            t0 = time.perf_counter()
+            batches = [texts[i:i + 32] for i in range(0, len(texts), 32)]
+            got = np.concatenate(list(work._ordered((("embed", ("minilm", b)) for b in batches), "embedding")))
+            there_s = time.perf_counter() - t0
+            out["embed"] = {"passages": len(texts), "one_process_s": round(here_s, 2), "cluster_s": round(there_s, 2),
+                            "one_process_over_cluster": round(here_s / there_s, 3),
+                            "bit_identical": bool(np.array_equal(here, got))}
+        return out
+    finally:
+        work.close()
+
+
+def run(shards: int, nodes: int, work: Path, embed: int = 256) -> dict:
     load_before = [round(x, 2) for x in os.getloadavg()]
     _, _, qids, texts, qrels = load_scifact("test")
     t0 = time.perf_counter()
@@ -131,6 +181,8 @@ def run(shards: int, nodes: int, work: Path) -> dict:
         memory = {"shard_actors_mb": [rss_mb(w["pid"]) for w in where], "driver_mb": rss_mb(os.getpid())}
         nodes_used = len({w["node"] for w in where})
         address = cluster.address
+        serve.close_all()
+        ingest = ingest_on_cluster(single, embed)
     p50 = lambda xs: round(float(np.median(xs)), 3)  # noqa: E731
     overhead = np.array(fan_out) - slowest_shard
     return {
@@ -152,7 +204,7 @@ def run(shards: int, nodes: int, work: Path) -> dict:
                                                           / float(np.median(in_process)), 3),
                    "model_speedup_core_per_shard_without_overhead": round(
                        float(np.median(in_process)) / float(np.median(slowest_shard)), 2)},
-        "memory": memory, "load_average_before": load_before,
+        "memory": memory, "load_average_before": load_before, "ingest": ingest,
     }
 
 
@@ -186,6 +238,14 @@ def markdown(r: dict, stopped: str | None) -> str:
         f"| resident memory: shard actors / driver | {', '.join(map(str, r['memory']['shard_actors_mb']))} MB / "
         f"{r['memory']['driver_mb']} MB |",
         "",
+        f"Ingest on the cluster ({r['ingest']['workers']} workers): SciFact in one process "
+        f"{r['ingest']['one_process_s']} s, with its analysis on the workers {r['ingest']['cluster_s']} s: "
+        f"**one process ÷ cluster {r['ingest']['one_process_over_cluster']}×** (same index: {r['ingest']['same_index']}). "
+        + (f"MiniLM, {r['ingest']['embed']['passages']} passages: one process {r['ingest']['embed']['one_process_s']} s, "
+           f"the workers {r['ingest']['embed']['cluster_s']} s: **{r['ingest']['embed']['one_process_over_cluster']}×** "
+           f"(bit-identical: {r['ingest']['embed']['bit_identical']})." if isinstance(r['ingest'].get('embed'), dict)
+           else f"MiniLM: {r['ingest'].get('embed', 'not run')}."),
+        "",
         "Model, not a measurement: with a core per shard and the same per-question overhead, a question "
         f"costs the slowest shard's search + the overhead, {pq['slowest_shard_search_p50']} + {pq['overhead_p50']} ms; "
         f"without the overhead the search alone would be {ra['model_speedup_core_per_shard_without_overhead']}× "
@@ -202,9 +262,11 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--pause", help="stop processes matching this pattern (pgrep -f) during the run")
+    parser.add_argument("--embed", type=int, default=256, help="passages MiniLM-embedded for the embedding "
+                                                               "throughput (0: not measured)")
     args = parser.parse_args()
     with paused(args.pause), tempfile.TemporaryDirectory(prefix="ray-shards-") as work:
-        result = run(args.shards, args.nodes, Path(work))
+        result = run(args.shards, args.nodes, Path(work), args.embed)
     path = save("ray_shards", result)
     text = markdown(result, args.pause)
     (RESULTS / "ray_shards.md").write_text(text)

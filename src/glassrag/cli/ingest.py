@@ -41,13 +41,19 @@ def add_parser(sub: Any) -> None:
                    help="how long to wait while another glassrag writes this index (default 60)")
     p.add_argument("--embedder", help="also embed with a neural model: minilm (bundled "
                                       "all-MiniLM-L6-v2), an installed model package or a local folder")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="read, chunk, analyse and embed on a Ray cluster (HOST:PORT; without it $GLASSRAG_RAY, "
+                        "else a one-machine cluster started for this command; pip install 'glassrag[ray]')")
+    p.add_argument("--shards", type=int, metavar="N",
+                   help="write the index as N shards searched on Ray (ingest runs on the cluster; an index "
+                        "already sharded keeps its number of shards unless this is given)")
     p.set_defaults(run=cmd_ingest)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     return ingest(args.index, args.paths, config_file=args.config,
                   chunk={key: getattr(args, key) for key in CHUNK_FLAGS}, prune=args.prune,
-                  max_mb=args.max_mb, embedder=args.embedder, wait=args.wait,
+                  max_mb=args.max_mb, embedder=args.embedder, wait=args.wait, ray=args.ray, shards=args.shards,
                   max_text=(limits()[0] if args.max_text_mb is None else args.max_text_mb,
                             limits()[1] if args.max_text_ratio is None else args.max_text_ratio))
 
@@ -62,51 +68,83 @@ def limits() -> tuple[float, float]:
 def ingest(location: str, paths: Sequence[str | Path], *, config_file: Path | None = None,
            chunk: dict[str, Any] | None = None, prune: bool = False, max_mb: float = 100.0,
            embedder: str | None = None, wait: float = 60.0,
-           max_text: tuple[float, float] | None = None) -> int:
+           max_text: tuple[float, float] | None = None, ray: str | None = None, shards: int | None = None) -> int:
     """Reads `paths` into the index at `location` and prints the report; the exit code.
 
     Holds the index's writer lock from reading the previous index to writing the new one,
-    so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote."""
-    from glassrag.indexer import build_index, retriever_name, with_embedder
-    from glassrag.retrieve import available, check_retrievers
-    from glassrag.store import is_postgres, open_store
+    so a second ingest waits (up to `wait` seconds) and then adds to what the first wrote.
+    `ray` (an address, "" for the default cluster), `shards`, or an index already sharded:
+    the work runs on a Ray cluster (glassrag/shard/ingest.py); otherwise Ray is not imported."""
+    from glassrag.store import open_store
 
     store = open_store(location, wait=wait, notify=lambda holder: err.print(
         f"waiting up to {wait:g} s for another writer of {redact(location)} ({holder})", markup=False))
     with store.writing():
         previous = store.read() if store.exists() else None
-        # the previous index's settings < --config < flags: a file overrides only what it names
-        config = layered(previous.config if previous else Config(), config_file, {
-            f"--{key}": {"chunk": {key: value}} for key, value in (chunk or {}).items()})
-        if embedder:
-            config = with_embedder(config, embedder)
-        check_retrievers(config, available(is_postgres(location), map(retriever_name, config.neural.models)),
-                         "the settings of this ingest; nothing was written")
-        with progress("{task.description:<8}") as bar:
-            task = bar.add_task("reading", total=None)
-            index, report = build_index(
-                [Path(p) for p in paths], config, previous, prune=prune, max_bytes=int(max_mb * 1024 * 1024),
-                max_text=max_text,
-                progress=lambda step, done, total: bar.update(task, description=step, completed=done,
-                                                              total=total or None),
-                cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location))
-        # file names and what their files said are untrusted: no escape sequence reaches the terminal
-        for problem in report.failed:
-            err.print(Text.assemble(("failed  ", "red"), visible_lines(str(problem))))
-        for path, reason in report.skipped:
-            err.print(Text.assemble(("skipped ", "yellow"), visible(f"{path}: {reason}")))
-        for warning in report.warnings:
-            err.print(Text.assemble(("warning ", "yellow"), visible_lines(warning)))
-        failed = EXIT_SOME_FILES_FAILED if report.failed else 0
-        if report.nothing_changed:
-            out.print(f"index {redact(location)}: nothing changed ({report.n_unchanged()} documents unchanged, "
-                      "same settings); nothing was written")
-            return failed
-        if not index.chunks:
-            err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
-            return failed or 1
-        store.write(index)
+        cluster = None
+        if ray is not None or shards is not None or (previous is not None and "shards" in previous.parts):
+            from glassrag.shard.ingest import ClusterIngest  # Ray itself only when the work starts
+
+            cluster = ClusterIngest(location, previous, ray, shards)
+            previous = cluster.previous
+        try:
+            return _ingest(store, location, previous, cluster, paths, config_file, chunk, prune, max_mb, embedder,
+                           max_text)
+        finally:
+            if cluster is not None:
+                cluster.close()
+
+
+def _ingest(store: Any, location: str, previous: Any, cluster: Any, paths: Sequence[str | Path],
+            config_file: Path | None, chunk: dict[str, Any] | None, prune: bool, max_mb: float,
+            embedder: str | None, max_text: tuple[float, float] | None) -> int:
+    """`ingest` under the writer lock: build the index (on the cluster when `cluster`), write it."""
+    from glassrag.indexer import build_index, retriever_name, with_embedder
+    from glassrag.retrieve import available, check_retrievers
+    from glassrag.store import is_postgres
+
+    # the previous index's settings < --config < flags: a file overrides only what it names
+    config = layered(previous.config if previous else Config(), config_file, {
+        f"--{key}": {"chunk": {key: value}} for key, value in (chunk or {}).items()})
+    if embedder:
+        config = with_embedder(config, embedder)
+    if cluster is not None:
+        config = cluster.settings(config)
+    check_retrievers(config, available(is_postgres(location), map(retriever_name, config.neural.models)),
+                     "the settings of this ingest; nothing was written")
+    with progress("{task.description:<8}") as bar:
+        task = bar.add_task("reading", total=None)
+        index, report = build_index(
+            [Path(p) for p in paths], config, previous, prune=prune, max_bytes=int(max_mb * 1024 * 1024),
+            max_text=max_text,
+            progress=lambda step, done, total: bar.update(task, description=step, completed=done,
+                                                          total=total or None),
+            cache_dir=cache_folder(location), spool_dir=None if is_postgres(location) else Path(location),
+            **({"work": cluster.start(config)} if cluster is not None else {}))
+    # file names and what their files said are untrusted: no escape sequence reaches the terminal
+    for problem in report.failed:
+        err.print(Text.assemble(("failed  ", "red"), visible_lines(str(problem))))
+    for path, reason in report.skipped:
+        err.print(Text.assemble(("skipped ", "yellow"), visible(f"{path}: {reason}")))
+    for warning in report.warnings:
+        err.print(Text.assemble(("warning ", "yellow"), visible_lines(warning)))
+    failed = EXIT_SOME_FILES_FAILED if report.failed else 0
+    if report.nothing_changed and not (cluster is not None and cluster.reshard()):
+        out.print(f"index {redact(location)}: nothing changed ({report.n_unchanged()} documents unchanged, "
+                  "same settings); nothing was written")
+        return failed
+    if not index.chunks:
+        err.print("[red]nothing to index[/red]: no document gave any text; no index was written")
+        return failed or 1
+    sharding = cluster.write(store, index) if cluster is not None else store.write(index)
     print_report(location, index, report)
+    if sharding is not None:
+        for folder, docs, chunks, seconds in zip(sharding.folders, sharding.documents, sharding.chunks,
+                                                 sharding.seconds):
+            out.print(f"{redact(location)}/{folder}: {docs:,} documents, {chunks:,} chunks ({seconds:.2f} s)",
+                      markup=False)
+        out.print(f"sharding {sharding.build}: ask with glassrag ask QUESTION --index {redact(location)} "
+                  "[--ray HOST:PORT]", markup=False)
     return failed
 
 

@@ -26,8 +26,9 @@ from glassrag.config import Config
 from glassrag.errors import IngestError
 from glassrag.indexer.chunks import in_index_order, indexed, join_kept
 from glassrag.indexer.counts import count_terms
-from glassrag.indexer.diff import Before, Gathered, nothing_changed, read_corpora, read_files
+from glassrag.indexer.diff import Before, Gathered, nothing_changed, read_corpora
 from glassrag.indexer.trained import kept_extra, kept_trained_parts
+from glassrag.indexer.work import HERE, Work
 from glassrag.ingest import walk
 from glassrag.ingest.beir import is_beir
 from glassrag.ingest.report import IngestReport, Progress
@@ -44,12 +45,13 @@ __all__ = ["ChunkSpool", "IngestReport", "Progress", "build_index", "build_parts
 def build_index(paths: list[Path], config: Config, previous: Index | None = None,
                 prune: bool = False, max_bytes: int | None = None,
                 max_text: tuple[float, float] | None = None, progress: Progress | None = None, cache_dir: Path | None = None,
-                spool_dir: Path | None = None) -> tuple[Index, IngestReport]:
+                spool_dir: Path | None = None, work: Work = HERE) -> tuple[Index, IngestReport]:
     """Ingest `paths` into a new Index, reusing what `previous` already holds. Documents and
     chunks are spooled to unlinked files in `spool_dir` (the system's temporary folder
     when None). `max_text`: (MB, ratio) that bound each file's extracted text
     (ingest.text_limit; its defaults when None). When nothing changed, `previous` itself is
-    returned and the report says so (`nothing_changed`)."""
+    returned and the report says so (`nothing_changed`). `work`: where reading, analysing and
+    embedding run (glassrag/indexer/work.py; here by default, or on a Ray cluster)."""
     threads.configure()  # LSA's QR steps on one BLAS thread (glassrag/threads.py)
     check_embedders(config)  # a missing model or runtime fails now, not after reading every file
     report = IngestReport()
@@ -60,7 +62,7 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     chunker = make_chunker(config.chunk.chunker, size=config.chunk.size,
                            overlap=config.chunk.overlap, unit=config.chunk.unit)
     before, gathered = Before.of(previous, config), Gathered(spool_dir)
-    read_files(found.files, chunker, before, gathered, report, max_bytes, max_text, progress)
+    work.read_files(found.files, chunker, before, gathered, report, max_bytes, max_text, progress)
     sources = read_corpora(beir_paths, before, prune, gathered, report)
     if previous is not None and nothing_changed(before, config, gathered, sources, prune, paths):
         report.nothing_changed = True  # nothing to analyse, fit or write
@@ -69,15 +71,20 @@ def build_index(paths: list[Path], config: Config, previous: Index | None = None
     join_kept(before, gathered, prune, paths, report)
     documents, chunks = gathered.documents, in_index_order(gathered, chunker)
     text_of = indexed(documents, config)
-    counts = count_terms(chunks, text_of, before, config, gathered.new, progress)
+    counts = count_terms(chunks, text_of, before, config, gathered.new, progress, work.analyse)
     if len(chunks) and not counts.columns.nnz:  # the LSA and every other retriever need one term
         raise IngestError(", ".join(map(str, paths)),
                           f"none of its {len(chunks)} chunk(s) has a word to index (every word is a stopword, "
                           "or the text is punctuation only)",
                           "nothing could ever be found in it: check the files (or [analyze] stopwords); "
                           "no index was written")
-    index = build_parts(Index(config, documents, chunks, counts, None, sources=sources),
-                        Building(chunks, text_of, report, cache_dir, progress))
+    index = Index(config, documents, chunks, counts, None, sources=sources)
+    building = Building(chunks, text_of, report, cache_dir, progress)
+    elsewhere = work.embed(index, building)  # vectors the cache lacked, embedded by `work` into it
+    index = build_parts(index, building)
+    for name, n in elsewhere.items():  # the build found them cached: they were embedded by this ingest
+        counted = report.embedded.get(name, {"embedded": 0, "from cache": n})
+        report.embedded[name] = {"embedded": counted["embedded"] + n, "from cache": counted["from cache"] - n}
     return replace(index, extra=kept_extra(previous, config, report, documents)), report
 
 

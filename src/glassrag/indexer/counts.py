@@ -8,7 +8,7 @@ time, none kept.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,10 +23,12 @@ from glassrag.store.base import Index
 
 
 def count_terms(chunks: Sequence[Chunk], text_of: Callable[[Chunk], str], before: Before, config: Config,
-                changed: set[str], progress: Progress | None) -> TermCounts:
+                changed: set[str], progress: Progress | None,
+                analyse: Callable[[Iterable[str], Analyzer], Iterable[list[str]]] | None = None) -> TermCounts:
     """The term counts of `chunks` (rows in their order), analysed with [analyze]'s settings;
     rows of the previous index's counts reused for the chunks of documents not in `changed`
-    when chunks are cut and analysed the same way."""
+    when chunks are cut and analysed the same way. `analyse` turns the texts to analyse into
+    their tokens, in order (here by default; on a cluster: glassrag/indexer/work.py)."""
     previous = before.previous
     analyzer = Analyzer(config.analyze.stopwords, config.analyze.stem, config.analyze.identifiers)
     reuse = previous is not None and before.same_chunking and previous.config.analyze == config.analyze
@@ -34,13 +36,13 @@ def count_terms(chunks: Sequence[Chunk], text_of: Callable[[Chunk], str], before
         else np.full(len(chunks), -1, dtype=np.int64)
     fresh = np.flatnonzero(old_rows < 0)
 
-    def analysed() -> Iterator[list[str]]:  # one chunk's text and tokens at a time: none are kept
+    def texts() -> Iterator[str]:  # one chunk's text and tokens at a time: none are kept
         for n, i in enumerate(fresh.tolist(), 1):
             if progress and n % 500 == 0:
                 progress("analyse", n, len(fresh))
-            yield analyzer(text_of(chunks[i]))
+            yield text_of(chunks[i])
 
-    counts = TermCounts.build(analysed())
+    counts = TermCounts.build(analyse(texts(), analyzer) if analyse else map(analyzer, texts()))
     if previous is not None and fresh.size < len(chunks):
         counts = merge_counts(previous.counts, old_rows, counts)
     return counts

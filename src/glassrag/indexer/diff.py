@@ -73,6 +73,47 @@ class Gathered:
         self.where[doc.id] = self.spool.extend(chunks)
 
 
+@dataclass(frozen=True)
+class Read:
+    """What reading one file gave: nothing (unchanged since the previous index), a failure
+    (path, reason, hint: an IngestError's fields, so it crosses a process as plain data), or the
+    document with its chunks, the loader's warnings and its quality check."""
+
+    doc: Document | None = None
+    chunks: tuple[Chunk, ...] = ()
+    warnings: tuple[str, ...] = ()
+    quality: dict | None = None
+    failed: tuple[str, str, str] | None = None
+
+
+def read_file(path: Path, doc_id: str, chunker: Chunker, before: Before, max_bytes: int | None,
+              max_text: tuple[float, float] | None) -> Read:
+    """One walked file hashed; when new or changed, loaded, checked and chunked. Needs of
+    `before` only its hashes, chunkless documents and `same_chunking` (a cluster's worker gets
+    a Before without the previous index)."""
+    try:
+        data = read_bytes(path, max_bytes) if max_bytes else read_bytes(path)
+        if before.unchanged(doc_id, file_hash(data)):
+            return Read()
+        doc, warnings = load_document(path, doc_id, data, *(max_text or ()))
+    except IngestError as err:
+        return Read(failed=(err.path, err.reason, err.hint))
+    return Read(doc, tuple(chunker.chunk(doc)), tuple(warnings), check_quality(doc))
+
+
+def record(read: Read, path: Path, doc_id: str, before: Before, gathered: Gathered, report: IngestReport) -> None:
+    """What `read_file` gave, added to the ingest: the report's lists and the spooled chunks."""
+    gathered.seen.add(doc_id)
+    if read.failed is not None:
+        report.failed.append(IngestError(*read.failed))
+    elif read.doc is None:
+        report.unchanged.append(doc_id)
+    else:
+        report.warnings.extend(f"{path}: {w}" for w in read.warnings)
+        report.quality[doc_id] = read.quality or {}
+        gathered.add(read.doc, read.chunks, before, report)
+
+
 def read_files(files: list[tuple[Path, Path]], chunker: Chunker, before: Before, gathered: Gathered,
                report: IngestReport, max_bytes: int | None, max_text: tuple[float, float] | None,
                progress: Progress | None) -> None:
@@ -81,19 +122,7 @@ def read_files(files: list[tuple[Path, Path]], chunker: Chunker, before: Before,
     for n, ((path, _root), doc_id) in enumerate(zip(files, document_ids(files)), 1):
         if progress:
             progress("read", n, len(files))
-        gathered.seen.add(doc_id)
-        try:
-            data = read_bytes(path, max_bytes) if max_bytes else read_bytes(path)
-            if before.unchanged(doc_id, file_hash(data)):
-                report.unchanged.append(doc_id)
-                continue
-            doc, warnings = load_document(path, doc_id, data, *(max_text or ()))
-        except IngestError as err:
-            report.failed.append(err)
-            continue
-        report.warnings.extend(f"{path}: {w}" for w in warnings)
-        report.quality[doc_id] = check_quality(doc)
-        gathered.add(doc, chunker.chunk(doc), before, report)
+        record(read_file(path, doc_id, chunker, before, max_bytes, max_text), path, doc_id, before, gathered, report)
 
 
 def read_corpora(folders: list[Path], before: Before, prune: bool, gathered: Gathered,

@@ -23,7 +23,6 @@ import numpy as np
 from glassrag.config import Config
 from glassrag.errors import ConfigError, StoreError
 from glassrag.lexical.bm25 import Columns, CorpusStats, TermCounts, bm25_weights
-from glassrag.schema import Chunk, Document
 from glassrag.store.base import Index, Part, Stored
 from glassrag.store.embedded import EmbeddedStore
 
@@ -66,6 +65,15 @@ def sharded_retrievers(config: Config, origin: str) -> Config:
     return config.updated({"retrieve": {"retrievers": swap, "observe": observe}}, origin, "flag")
 
 
+def unsharded(config: Config, origin: str) -> Config:
+    """`config` with the sharded retriever replaced by the in-process one: the settings of the
+    whole index a catalogue was cut from (what an ingest into a catalogue builds)."""
+    r = config.retrieve
+    swap = [n if n != SHARDED else LOCAL for n in r.retrievers]
+    observe = [n if n != SHARDED else LOCAL for n in r.observe]
+    return config.updated({"retrieve": {"retrievers": swap, "observe": observe}}, origin, "flag")
+
+
 def shard_index(source: Index, shards: int, out: Path,
                 progress: Callable[[str, int, int], None] | None = None) -> ShardingReport:
     """Write `source` (an index read from a folder) as `shards` shards under out/shards/ and the
@@ -74,50 +82,64 @@ def shard_index(source: Index, shards: int, out: Path,
     out = Path(out)
     _check(source, shards, out)
     build = uuid.uuid4().hex[:12]
-    stats = CorpusStats.of(source.counts)
-    k1, b = source.config.bm25.k1, source.config.bm25.b
+    rows_of, docs_of = assign(source, shards)
+    folders, seconds = [], []
+    for i in range(shards):
+        t0 = time.perf_counter()
+        folder = shard_folder(i)
+        EmbeddedStore(out / folder).write(cut_shard(source, i, shards, build, rows_of[i], docs_of[i]))
+        folders.append(folder)
+        seconds.append(time.perf_counter() - t0)
+        if progress:
+            progress("shard", i + 1, shards)
+    EmbeddedStore(out).write(catalogue(source, shards, build, folders, "glassrag shard"))
+    for old in sorted((out / SHARDS_FOLDER).iterdir()):
+        if old.name.isdigit() and int(old.name) >= shards:
+            shutil.rmtree(old, ignore_errors=True)
+    return ShardingReport(build, tuple(folders), tuple(len(d) for d in docs_of),
+                          tuple(len(r) for r in rows_of), tuple(seconds))
+
+
+def assign(source: Index, shards: int) -> tuple[list[np.ndarray], list[list[str]]]:
+    """Each shard's chunks (their rows in `source`, ascending) and documents (ids, in
+    `source`'s order): a document and all its chunks on shard `shard_of(id)`."""
     rows_of: list[list[int]] = [[] for _ in range(shards)]
-    chunks_of: list[list[Chunk]] = [[] for _ in range(shards)]
     seen: dict[str, int] = {}
     for row, chunk in enumerate(source.chunks):
         s = seen.get(chunk.doc_id)
         if s is None:
             s = seen[chunk.doc_id] = shard_of(chunk.doc_id, shards)
         rows_of[s].append(row)
-        chunks_of[s].append(chunk)
-    docs_of: list[dict[str, Document]] = [{} for _ in range(shards)]
+    docs_of: list[list[str]] = [[] for _ in range(shards)]
     for doc_id in source.documents:
-        docs_of[seen.get(doc_id, shard_of(doc_id, shards))][doc_id] = source.documents[doc_id]
-    tf = source.counts.tf.tocsr()
+        docs_of[seen.get(doc_id, shard_of(doc_id, shards))].append(doc_id)
+    return [np.asarray(r, dtype=np.int64) for r in rows_of], docs_of
+
+
+def cut_shard(source: Index, i: int, shards: int, build: str, rows: np.ndarray, doc_ids: list[str]) -> Index:
+    """Shard `i` of `shards` of `source` (sharding `build`): the chunks at `rows` and the
+    documents `doc_ids` (from `assign`), with BM25 weights of the whole index's statistics."""
+    stats = CorpusStats.of(source.counts)
+    k1, b = source.config.bm25.k1, source.config.bm25.b
+    rows = np.asarray(rows, dtype=np.int64)
+    counts = TermCounts(source.counts.vocab, Columns.of(source.counts.tf.tocsr()[rows]),
+                        np.asarray(source.counts.doc_len)[rows].astype(np.float32))
+    part = Part({"shard": i, "shards": shards, "build": build, "n_docs": stats.n_docs,
+                 "avgdl": stats.avgdl, "assign": ASSIGN},
+                {"rows": rows, "doc_freq": np.asarray(stats.doc_freq, dtype=np.int64)})
     shard_config = source.config.updated({"retrieve": {"retrievers": [LOCAL], "observe": []},
                                           "neural": {"models": []}}, "glassrag shard", "flag")
-    folders, seconds = [], []
-    for i in range(shards):
-        t0 = time.perf_counter()
-        rows = np.asarray(rows_of[i], dtype=np.int64)
-        counts = TermCounts(source.counts.vocab, Columns.of(tf[rows]),
-                            np.asarray(source.counts.doc_len)[rows].astype(np.float32))
-        part = Part({"shard": i, "shards": shards, "build": build, "n_docs": stats.n_docs,
-                     "avgdl": stats.avgdl, "assign": ASSIGN},
-                    {"rows": rows, "doc_freq": np.asarray(stats.doc_freq, dtype=np.int64)})
-        index = Index(shard_config, docs_of[i], chunks_of[i], counts, None,
-                      stored=Stored(bm25=(float(k1), float(b), bm25_weights(counts, k1, b, stats))),
-                      parts={SHARD_PART: part})
-        folder = shard_folder(i)
-        EmbeddedStore(out / folder).write(index)
-        folders.append(folder)
-        seconds.append(time.perf_counter() - t0)
-        if progress:
-            progress("shard", i + 1, shards)
-    catalogue = replace(source, config=sharded_retrievers(source.config, "glassrag shard"),
-                        parts={**source.parts, SHARDS_PART: Part(
-                            {"shards": shards, "build": build, "folders": folders, "assign": ASSIGN}, {})})
-    EmbeddedStore(out).write(catalogue)
-    for old in sorted((out / SHARDS_FOLDER).iterdir()):
-        if old.name.isdigit() and int(old.name) >= shards:
-            shutil.rmtree(old, ignore_errors=True)
-    return ShardingReport(build, tuple(folders), tuple(len(d) for d in docs_of),
-                          tuple(len(c) for c in chunks_of), tuple(seconds))
+    return Index(shard_config, {d: source.documents[d] for d in doc_ids}, [source.chunks[r] for r in rows.tolist()],
+                 counts, None, stored=Stored(bm25=(float(k1), float(b), bm25_weights(counts, k1, b, stats))),
+                 parts={SHARD_PART: part})
+
+
+def catalogue(source: Index, shards: int, build: str, folders: list[str], origin: str) -> Index:
+    """`source` as the catalogue of sharding `build` (its shards at `folders`): searched with
+    the sharded retriever in place of the in-process one."""
+    return replace(source, config=sharded_retrievers(source.config, origin),
+                   parts={**source.parts, SHARDS_PART: Part(
+                       {"shards": shards, "build": build, "folders": folders, "assign": ASSIGN}, {})})
 
 
 def _check(source: Index, shards: int, out: Path) -> None:

@@ -35,7 +35,7 @@ ADDRESS_VARIABLE = "GLASSRAG_RAY"  # the cluster a sharded index is searched on 
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray keeps 127.0.0.1 instead of the interface's address
 
 
-def ray_module(loopback: bool = False) -> Any:
+def ray_module(loopback: bool = False, purpose: str = "searching a sharded index") -> Any:
     """The `ray` package, or ShardError saying how to install it. `loopback`: for a cluster
     started on this machine, Ray told to keep every address on 127.0.0.1 (its processes read the
     variable when they start; this process's Ray read it on import, so its flag is set too)."""
@@ -46,8 +46,9 @@ def ray_module(loopback: bool = False) -> Any:
 
         ray.init  # noqa: B018  (a folder named ray on the path is not Ray)
     except (ImportError, AttributeError):
-        raise ShardError("searching a sharded index needs Ray, which is not installed",
-                         f"{INSTALL} (or search the index it was cut from)") from None
+        raise ShardError(f"{purpose} needs Ray, which is not installed",
+                         f"{INSTALL} (or search the index it was cut from)" if purpose.startswith("searching")
+                         else f"{INSTALL} (or ingest without --ray and --shards)") from None
     if loopback:
         from ray._private import ray_constants
 
@@ -55,11 +56,11 @@ def ray_module(loopback: bool = False) -> Any:
     return ray
 
 
-def connect(address: str | None = None) -> Any:
+def connect(address: str | None = None, purpose: str = "searching a sharded index") -> Any:
     """Ray, connected to the cluster at `address` (else GLASSRAG_RAY; else a one-machine cluster
     started here, on loopback, without the dashboard); nothing is done when already connected."""
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
-    ray = ray_module(loopback=not address or _on_loopback(address))
+    ray = ray_module(not address or _on_loopback(address), purpose)
     if ray.is_initialized():
         return ray
     try:
