@@ -1,5 +1,7 @@
-"""The layout in a real browser at 1400 and 1920 px (issue 27, item 7): nothing overlaps,
-nothing is cut off, nothing makes the page scroll sideways. Debian's Chromium driven by
+"""The layout in a real browser at 1400 and 1920 px (issue 27, item 7), and at 1000 px too for
+the checks of issue 49, item 7 (no word or number cut across two lines, the route at a readable
+size, exhibit 3, the development page): nothing overlaps, nothing is cut off, nothing makes the
+page scroll sideways. Debian's Chromium driven by
 Playwright against the live app of test_web_browser.py; every assertion reads the boxes the
 browser laid out (getBoundingClientRect, scrollWidth against clientWidth)."""
 
