@@ -169,7 +169,8 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     starts, before it takes a request (`Catalog.warm`), instead of on the first question.
     `pending`: index folders still being built, each served once built (`Catalog`)."""
     forms = Forms(max(1, forms_module.PER_MINUTE // processes))
-    pages = Pages(Catalog(list(indexes), tuple(pending)), log, forms, generator)  # folders, or postgresql:// URLs (kept as text)
+    # folders, or postgresql:// URLs (kept as text)
+    pages = Pages(Catalog(list(indexes), tuple(pending)), log, forms, generator)
     workers = Workers(WORKERS)
     generation = GenerationQueue()
 
