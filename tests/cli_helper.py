@@ -28,3 +28,41 @@ def started(*args: object, cwd: Path | None = None) -> subprocess.Popen[str]:
     """`glassrag ARGS` started and left running (its output on pipes): the caller waits for it."""
     return subprocess.Popen([*CLI, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=cwd)
+
+
+def on_terminal(*args: object, cwd: Path | None = None, timeout: float = TIMEOUT_S) -> tuple[int, str, str]:
+    """`glassrag ARGS` with its stderr on a real terminal (the far end of a pseudo-terminal, 100
+    columns, TERM=xterm) and its stdout on a pipe: (exit code, all the terminal received, stdout).
+    A progress bar is drawn on stderr only where stderr is a terminal (cli/common.py)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")} | {"TERM": "xterm"}
+    child = subprocess.Popen([*CLI, *map(str, args)], stdout=subprocess.PIPE, stderr=slave, cwd=cwd, env=env)
+    os.close(slave)
+    got, deadline = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                got += chunk
+            elif child.poll() is not None:
+                break
+        stdout = child.stdout.read().decode("utf-8") if child.stdout else ""
+        code = child.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        if child.poll() is None:
+            child.kill()
+        os.close(master)
+    return code, got.decode("utf-8", "replace"), stdout

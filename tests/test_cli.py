@@ -23,6 +23,8 @@ def test_ingest_then_ask(corpus: Path, tmp_path: Path):
     assert r.returncode == 0, r.stderr
     assert "TX-200 Manual, § 2.1 Sensor errors" in r.stdout
     assert "E-4107 means the tilt sensor lost calibration." in r.stdout
+    # the order of the passages after the answer is said, as the ask page says it (issue 49, item 7)
+    assert "Also found  one passage from each further document first, then the rest" in r.stdout
     for stage in ("analyze", "bm25", "lsa", "answer"):
         assert stage in r.stdout
     r = glassrag("ask", "What does E-4107 mean?", "--index", idx, "--json")

@@ -41,3 +41,19 @@ def test_golden_check_passes_against_its_own_documents(prepared):
 @pytest.mark.skipif(not FOLDERS, reason="no corpora/ folder (an installed package, not a checkout)")
 def test_every_folder_is_listed_as_a_prepared_corpus():
     assert sorted(prepared_corpora(ROOT / "corpora")) == [p.name for p in FOLDERS]
+
+
+def test_corpus_build_checks_every_name_before_building_and_one_index_folder_takes_one_corpus(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """`corpus build A B` (what `serve --build` runs) builds nothing when a name is wrong, and
+    --index names one folder, so it takes one corpus."""
+    from glassrag.cli import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # the checkout: corpora/ is here
+    names = list(prepared_corpora())
+    assert main(["corpus", "build", names[0], "no-such-corpus"]) != 0
+    said = capsys.readouterr()
+    assert "no prepared corpus 'no-such-corpus'" in said.err and "ingest" not in said.out
+    assert main(["corpus", "build", *names[:2], "--index", str(tmp_path / "i")]) != 0
+    assert "--index names one folder for 2 corpora" in capsys.readouterr().err
+    assert not (tmp_path / "i").exists()

@@ -11,6 +11,7 @@ from glassrag.config import Config
 from glassrag.evaluate.compare import RunFileError, compare_runs
 from glassrag.evaluate.diagnose import loss_cause
 from glassrag.evaluate.golden import Question, Span
+from glassrag.evaluate.offtopic import offtopic_questions
 from glassrag.evaluate.relevance import Judge, Judgement
 from glassrag.evaluate.records import dense_figures, generation_record, ranking_stage
 from glassrag.evaluate.runs import evaluate, write_run_file
@@ -327,7 +328,9 @@ def test_a_refused_question_is_a_declined_record_and_the_run_counts_each_populat
     started = time.perf_counter()
     run = evaluate(Pipeline(index), [*QUESTIONS, REFUSED_Q], progress=lambda n, total: calls.append((n, total)))
     took = time.perf_counter() - started
-    assert calls == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+    # the five golden questions, then the bundled off-topic test half the gated pipeline runs too
+    total = 5 + len(offtopic_questions("test"))
+    assert calls == [(n, total) for n in range(1, total + 1)]
     assert 0.0 <= run.seconds <= took + 0.001  # the time of the run, not a clock reading
     assert run.golden == {"path": "", "split": "all", "questions": 5, "answerable": 3, "unanswerable": 2}
     assert run.index["path"] == ""

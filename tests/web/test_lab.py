@@ -37,6 +37,8 @@ def test_the_lab_lists_its_exhibits_and_every_page_links_its_twin(client):
     assert 'href="/lab?index=' in client.get("/ask").text  # the header's nav
     listed = client.get("/lab.json").json()
     assert [e["name"] for e in listed["exhibits"]] == list(EXHIBITS)
+    # the golden set by its file name: the page does not show the server's folders (issue 49, item 7)
+    assert "<code>golden.jsonl</code>" in home.text and str(demo_golden().parent) not in home.text
     assert listed["questions"] == len(load_golden(demo_golden()))
     for name in EXHIBITS:
         page = client.get(f"/lab/{name}")

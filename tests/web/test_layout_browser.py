@@ -1,5 +1,7 @@
-"""The layout in a real browser at 1400 and 1920 px (issue 27, item 7): nothing overlaps,
-nothing is cut off, nothing makes the page scroll sideways. Debian's Chromium driven by
+"""The layout in a real browser at 1400 and 1920 px (issue 27, item 7), and at 1000 px too for
+the checks of issue 49, item 7 (no word or number cut across two lines, the route at a readable
+size, exhibit 3, the development page): nothing overlaps, nothing is cut off, nothing makes the
+page scroll sideways. Debian's Chromium driven by
 Playwright against the live app of test_web_browser.py; every assertion reads the boxes the
 browser laid out (getBoundingClientRect, scrollWidth against clientWidth)."""
 
@@ -163,3 +165,96 @@ def test_the_front_page_s_tables_stay_in_their_columns(wide, live: str):  # noqa
     wide.click("ul.examples a >> nth=0")
     wide.wait_for_selector("article.best, div.declined")
     assert "/ask?" in wide.url
+
+
+# issue 49, item 7: no word or number cut across two lines, nothing over anything, at 1000 px too ------
+
+EVERY_WIDTH = (1000, 1400, 1920)
+
+# every run of letters and digits in `main` whose text the browser laid out on more than one line:
+# "analyz|e", "43|9" (a break at a hyphen, a slash or a space between two runs is no cut)
+CUT_WORDS = """() => { const cut = [];
+  const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode, re = /[A-Za-z0-9]+/g; let m;
+    while ((m = re.exec(node.textContent))) {
+      const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+      const lines = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+      if (lines.size > 1) cut.push(m[0] + ' in ' + node.parentElement.tagName.toLowerCase() + '.' +
+                                   node.parentElement.className);
+    } }
+  return cut; }"""
+
+
+@pytest.fixture(params=EVERY_WIDTH, ids=lambda w: f"{w}px")
+def any_width(request, browser, live: str) -> Iterator[object]:  # noqa: F811
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.width = request.param
+    yield tab
+    context.close()
+
+
+@needs_chromium
+@pytest.mark.parametrize("page", ["/ask?" + urlencode({"q": E4107}), "/", "/glossary", "/lab", "/lab/lsa",
+                                  "/lab/rerank"])
+def test_no_word_or_number_is_cut_across_two_lines(any_width, live: str, page: str):  # noqa: F811
+    any_width.goto(live + page)
+    any_width.wait_for_load_state("networkidle")
+    assert any_width.evaluate(CUT_WORDS) == []
+    no_sideways_scroll(any_width)
+
+
+@needs_chromium
+def test_the_route_is_drawn_at_a_readable_size(any_width, live: str):  # noqa: F811
+    """At 1000 px the route was shrunk to fit, its 10.5 px labels drawn at 8 px: below 1240 px it
+    keeps its size and scrolls inside its own box, the page does not."""
+    any_width.goto(live + "/ask?" + urlencode({"q": E4107}))
+    any_width.wait_for_selector("svg.route")
+    route, = boxes(any_width, "svg.route")
+    drawn = any_width.evaluate("document.querySelector('svg.route').viewBox.baseVal.width")
+    assert route["width"] / drawn >= 0.85, f"the route is drawn at {route['width'] / drawn:.0%} of its size"
+    box, = boxes(any_width, "section.route-section div.scroll")
+    section, = boxes(any_width, "section.route-section")
+    assert box["right"] <= section["right"] + SLACK
+    no_sideways_scroll(any_width)
+
+
+@needs_chromium
+def test_exhibit_3_keeps_its_labels_and_charts_apart_and_its_inputs_wide(any_width, live: str):  # noqa: F811
+    any_width.goto(live + "/lab/lsa")
+    any_width.wait_for_selector("svg.lsa-map")
+    a, b = boxes(any_width, "svg.lsa-map g.pair text")
+    assert {a["text"], b["text"]} == {"E-4107", "E-4170"} and not overlap(a, b), (a, b)
+    chart, = boxes(any_width, "svg.variance")
+    words, = boxes(any_width, "ol.nearest")
+    assert not overlap(chart, words), (chart, words)
+    for field in ("#word", "#a", "#b"):  # room for a phrase, not six characters
+        assert boxes(any_width, field)[0]["width"] >= 180, field
+
+
+@needs_chromium
+def test_the_outdated_question_select_shows_its_question(any_width, live: str):  # noqa: F811
+    any_width.goto(live + "/lab/rerank")
+    any_width.wait_for_selector("select#q")
+    shown = any_width.evaluate("""() => { const s = document.querySelector('select#q');
+        const c = document.createElement('canvas').getContext('2d'); c.font = getComputedStyle(s).font;
+        return [c.measureText(s.options[s.selectedIndex].text).width, s.clientWidth]; }""")
+    assert shown[0] <= shown[1], f"the chosen question needs {shown[0]:.0f} px of a {shown[1]} px select"
+    no_sideways_scroll(any_width)
+
+
+@needs_chromium
+def test_the_development_page_is_grouped_by_verdict(any_width, live_log: str):
+    """Issue 49, item 7: 37,110 px of experiments one after another; now one line each under its
+    verdict, opened on demand (a link to one opens it)."""
+    any_width.goto(live_log + "/development")
+    groups = boxes(any_width, "h3.verdict-group")
+    experiments = boxes(any_width, "details.experiment")
+    assert len(groups) >= 2 and len(experiments) >= 10
+    height = any_width.evaluate("document.documentElement.scrollHeight")
+    assert height < 12_000, f"{height} px tall"
+    name = any_width.evaluate("document.querySelector('details.experiment').id")
+    any_width.goto(live_log + f"/development#{name}")
+    assert any_width.evaluate(f"document.getElementById('{name}').open")
+    no_sideways_scroll(any_width)

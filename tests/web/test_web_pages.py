@@ -331,6 +331,16 @@ def test_glossary_defines_every_term_and_every_link_lands(client: TestClient):
     assert {anchor(t) for t in REQUIRED_TERMS} <= linked  # every term is linked from where it is used
 
 
+def test_the_glossary_shows_settings_and_commands_as_code_not_backticks(client: TestClient):
+    """Issue 49, item 7: definitions written with `backticks` showed them raw."""
+    html = client.get("/glossary").text
+    main = html[html.index("<main"):html.index("</main>")]
+    assert "`" not in main
+    assert "<code>glassrag calibrate</code>" in main and "<code>gate.cost</code>" in main
+    gate = next(t for t in client.get("/glossary.json").json()["terms"] if t["term"] == "gate")
+    assert "".join(p["text"] for p in gate["parts"]) == gate["definition"].replace("`", "")
+
+
 @pytest.mark.parametrize("page", ["/", "/ask?q=What+is+the+probation+period%3F", "/analytics", "/runs/defaults-test",
                                   "/documents", "/documents/faq", "/glossary"])
 def test_every_page_has_a_json_twin_that_it_links(client: TestClient, page: str):
@@ -535,3 +545,14 @@ def test_a_broken_sweep_file_is_listed_not_fatal(make_client, index_copy: Path):
     assert {"folder": "broken", "file": "sweeps/broken/sweep.json",
             "problem": "not a glassrag sweep file"} in data["sweeps"]
     assert "not a glassrag sweep file" in client.get("/analytics").text
+
+
+def test_the_front_page_and_the_ask_page_say_the_same_order_of_also_found(client: TestClient):
+    """Issue 49, item 7: the front page said 'also found' is in rank order while the ask page
+    numbers it 2, 4, 3, 5 (one passage per further document first) and says so."""
+    front = text_of(client.get("/").text)
+    ask = text_of(client.get("/ask?" + urlencode({"q": E4107})).text)
+    assert "in the order of the same ranking" not in front
+    assert "one from each further document first, then the rest, each numbered by its rank" in front
+    assert "One passage from each further document first, then the rest; each is numbered by its rank" in ask
+

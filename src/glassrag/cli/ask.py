@@ -88,6 +88,11 @@ def highlighted(p: Any) -> list[terminal.Span]:
     return spans
 
 
+# the order of the passages after the answer (pipeline: one per further document first), said
+# where they are listed, as the ask page says it (issue 49, item 7: ranks 2, 4, 3, 5 unexplained)
+ALSO_ORDER = "  one passage from each further document first, then the rest; each numbered by its rank"
+
+
 def print_answer(answer: Answer) -> None:
     """The answer as a terminal shows it (glassrag/cli/terminal.py: no rich on a question's way)."""
     write = terminal.write
@@ -95,13 +100,13 @@ def print_answer(answer: Answer) -> None:
     if answer.passage is None:
         write(("No answer: ", "yellow"), visible_lines(answer.reason))
         if answer.also_found:
-            write(("\nNearest passages (not answers)", "bold"))
+            write(("\nNearest passages (not answers)", "bold"), (ALSO_ORDER, "dim"))
     else:
         p = answer.passage
         write((visible(p.citation), "bold"), f"   score {p.score:.4g}")
         write(*highlighted(p))
         if answer.also_found:
-            write(("\nAlso found", "bold"))
+            write(("\nAlso found", "bold"), (ALSO_ORDER, "dim"))
     for a in answer.also_found:
         first = " ".join(a.shown.split())[:110]
         write(visible(f"  {a.rank}. {a.citation}  ({a.score:.4g})  {first}…"))

@@ -20,19 +20,28 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("corpus", help="prepared corpora (corpora/NAME): list them, build one")
     corpus = p.add_subparsers(dest="corpus_command", required=True, metavar="build|list", help="what to do")
     b = corpus.add_parser("build", help="ingest, check the golden set, train, calibrate and evaluate a corpus")
-    b.add_argument("corpus", metavar="NAME_OR_FOLDER",
+    b.add_argument("corpus", metavar="NAME_OR_FOLDER", nargs="+",
                    help="a prepared corpus's name (a folder under ./corpora/) or any folder with docs/ "
-                        "and golden.jsonl")
-    b.add_argument("--index", help=f"where to build its index (default {INDEXES}/NAME)")
+                        "and golden.jsonl; several are built one after another")
+    b.add_argument("--index", help=f"where to build its index (default {INDEXES}/NAME; one corpus only)")
     b.set_defaults(run=cmd_build)
     ls = corpus.add_parser("list", help="the prepared corpora under ./corpora/ and whether each is built")
     ls.set_defaults(run=cmd_list)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    corpus = find_corpus(args.corpus)
-    return build(corpus.docs, corpus.golden, Path(args.index) if args.index else corpus.default_index(),
-                 corpus.title)
+    from glassrag.errors import ConfigError
+
+    if args.index and len(args.corpus) > 1:
+        raise ConfigError(f"--index names one folder for {len(args.corpus)} corpora",
+                          "build them one at a time with --index, or without it each into its default folder")
+    corpora = [find_corpus(name) for name in args.corpus]  # every name checked before the first build
+    for corpus in corpora:
+        code = build(corpus.docs, corpus.golden, Path(args.index) if args.index else corpus.default_index(),
+                     corpus.title)
+        if code != 0:
+            return code
+    return 0
 
 
 def build(docs: Path, golden: Path, index: Path, title: str) -> int:

@@ -136,10 +136,11 @@ def evaluation(location: str, golden: Path, split: str, config_file: Path | None
                                            progress=lambda n, t: bar.update(task, completed=n, total=t))
         if failed:
             err.print(Text.assemble(("warning ", "yellow"), failed))
-    with progress("evaluating") as bar:
-        task = bar.add_task("eval", total=len(questions))
+    with progress("evaluating") as bar:  # the golden set's questions, then the bundled off-topic ones
+        task = bar.add_task("eval", total=None)
         return evaluate(Pipeline(index, config), questions, golden_path=str(golden), split=split,
-                        index_path=str(location), progress=lambda n, total: bar.update(task, completed=n))
+                        index_path=str(location),
+                        progress=lambda n, total: bar.update(task, completed=n, total=total))
 
 
 def save_run(run: Any, target: Path) -> None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from glassrag.cli.common import Table, err, out
+from glassrag.cli.common import Table, err, out, progress
 from glassrag.errors import ConfigError
 
 LOG_HELP = "the experiment log folder (default: ./experiments)"
@@ -64,9 +64,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.all == bool(args.names):
         raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
     chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
+    with progress("{task.description}") as bar:  # on a terminal only: a pipe gets the results alone
+        task = bar.add_task("", total=None)
+        now = {"run": ""}  # the run in progress ("EXPERIMENT: CORPUS baseline"), what it does is a step of it
+
+        def begun(message: str) -> None:
+            now["run"] = message
+            bar.update(task, description=message, completed=0, total=None)
+
+        def step(what: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{now['run']}: {what}", completed=done, total=total or None)
+
+        results = run_experiments(args.log, chosen, begun, args.corpus, step)
     differ = 0
-    for evidence in run_experiments(args.log, chosen, lambda message: err.print(f"[dim]{message}[/dim]"),
-                                    args.corpus):
+    for evidence in results:
         differ += not evidence["reproduced"]
         out.print(f"[bold]{evidence['name']}[/bold]: {evidence['verdict']}"
                   + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")

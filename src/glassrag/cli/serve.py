@@ -24,6 +24,10 @@ def add_parser(sub: Any) -> None:
                    help="server processes, so pages are built on N cores; each holds its own copy of "
                         "the models it loads (default on Linux: one per core, at most 2, as measured in "
                         "bench/results/load_workers.md; elsewhere 1)")
+    p.add_argument("--build", action="append", default=[], metavar="CORPUS",
+                   help="a prepared corpus (a name under ./corpora/, or a folder with docs/ and golden.jsonl) "
+                        "to build with glassrag corpus build while the server serves the other indexes, "
+                        "and to serve once built (repeatable: built one after another; make demo does this)")
     p.set_defaults(run=cmd_serve)
 
 
@@ -40,4 +44,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     log = args.log if args.log is not None else default_log()
     return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
-                 generator=args.generator, processes=PROCESSES if args.workers is None else args.workers)
+                 generator=args.generator, processes=PROCESSES if args.workers is None else args.workers,
+                 build=args.build)

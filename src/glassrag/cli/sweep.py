@@ -57,13 +57,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     grid = combined(*([from_toml(args.grid)] if args.grid else []), from_flags(args.set))
     base = layered(EmbeddedStore(args.index).read().config, args.config, built=True)
     name = args.name or time.strftime("sweep-%Y%m%d-%H%M%S")
-    with progress("sweeping") as bar:
-        task = bar.add_task("sweep", total=len(grid) + (0 if args.no_test else 1))
+    with progress("sweeping {task.description}") as bar:  # configurations done; the one running and its step
+        task = bar.add_task("", total=len(grid) + (0 if args.no_test else 1))
+        now = {"config": ""}
+
+        def begun(n: int, total: int, what: str) -> None:
+            now["config"] = what
+            bar.update(task, completed=n, total=total, description=what)
+
+        def step(what: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{now['config']}: {what} {done}/{total}" if total else
+                       f"{now['config']}: {what}")
+
         sweep = run_sweep(args.index, Path(args.golden), grid, split=args.split, metric=args.metric or DEFAULT_METRIC,
                           base=base, docs=args.docs, test=not args.no_test, calibrate=not args.no_calibrate,
-                          measure_uncached=args.measure_uncached, name=name,
-                          progress=lambda n, total, what: bar.update(task, completed=n, total=total,
-                                                                     description=what))
+                          measure_uncached=args.measure_uncached, name=name, progress=begun, steps=step)
     target = write_sweep(sweep, args.out or sweeps_folder(args.index) / name)
     print_sweep(sweep.to_dict(), target)
     return 0

@@ -19,7 +19,7 @@ keeps its choice as a `Fitting`, so that no figure either has measured moves:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
 from glassrag.evaluate.fits import calibration_settings, mismatch
@@ -67,20 +67,23 @@ def inherited(base: Index, index: Index, config: Config, questions: Sequence[Que
     return made
 
 
+Progress = Callable[[int, int], None]  # questions done, of how many
+
+
 def reranked(fitting: Fitting, variant: Variant, config: Config, questions: Sequence[Question],
-             golden: str) -> Index:
+             golden: str, progress: Progress | None = None) -> Index:
     """The variant's index, with a reranker trained for `config` when the fitting says so."""
     from glassrag.evaluate.tune import train_reranker
 
     index = variant.index
     if fitting.reranker != "config" or config.rerank.method not in LEARNED:
         return index
-    model = train_reranker(index, config, questions, golden, cache=variant.cache)
+    model = train_reranker(index, config, questions, golden, progress, cache=variant.cache)
     return replace(index, extra={**index.extra, "reranker": model})
 
 
 def calibrated(fitting: Fitting, variant: Variant, index: Index, config: Config,
-               questions: Sequence[Question], golden: str) -> tuple[Index, str]:
+               questions: Sequence[Question], golden: str, progress: Progress | None = None) -> tuple[Index, str]:
     """`index` with a gate and reader calibrated for `config` where the fitting asks for one
     and its own does not fit, and how: "index" (its own), "train" (made here, on the train
     split) or "none" (it has none and none was asked for)."""
@@ -94,11 +97,11 @@ def calibrated(fitting: Fitting, variant: Variant, index: Index, config: Config,
     if own and not mismatch(index, config):
         return index, "index"
     if fitting.gate == "config":  # the index (its reranker) is this configuration's own
-        return _calibrated(variant, index, config, questions, golden), "train"
+        return _calibrated(variant, index, config, questions, golden, progress), "train"
     key = digest(calibration_settings(index, config), config.gate.rule, config.gate.cost, config.gate.score,
                  config.gate.offtopic_keep, config.answer.budget_words)
     if key not in variant.calibrations:
-        variant.calibrations[key] = _calibrated(variant, index, config, questions, golden)
+        variant.calibrations[key] = _calibrated(variant, index, config, questions, golden, progress)
     return variant.calibrations[key], "train"
 
 
@@ -109,9 +112,9 @@ def _calibratable(questions: Sequence[Question]) -> bool:
 
 
 def _calibrated(variant: Variant, index: Index, config: Config, questions: Sequence[Question],
-                golden: str) -> Index:
+                golden: str, progress: Progress | None = None) -> Index:
     from glassrag.evaluate.tune import calibrate_index
 
-    gate, reader = calibrate_index(index, config, questions, config.gate.rule, golden,
+    gate, reader = calibrate_index(index, config, questions, config.gate.rule, golden, progress,
                                    cache=variant.cache, judge=variant.judge)
     return replace(index, extra={**index.extra, "gate": gate, "reader": reader})

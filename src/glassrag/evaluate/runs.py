@@ -32,8 +32,14 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
              progress: Callable[[int, int], None] | None = None, judge: Judge | None = None) -> Run:
     """Run every question once and measure every stage (`judge`: one already made for this
     index, as a sweep shares among its configurations): question records (evaluate/records.py)
-    → metrics per stage → the run's summary (evaluate/summary.py)."""
+    → metrics per stage → the run's summary (evaluate/summary.py). `progress(done, total)`
+    counts the bundled off-topic questions a gated pipeline is also run on (148 of them, after
+    the golden set's: issue 49 saw an eval's bar stand full while they ran)."""
+    from glassrag.evaluate.offtopic import offtopic_questions
+
     index = pipeline.index
+    extra = offtopic_questions("test") if pipeline.config.gate.enabled else []
+    total = len(questions) + len(extra)
     judge = judge or Judge(index.chunks)
     k = pipeline.config.answer.k
     started = time.perf_counter()
@@ -56,12 +62,13 @@ def evaluate(pipeline: Pipeline, questions: Sequence[Question], golden_path: str
             if t.hits:
                 ranked.setdefault(t.name, {})[q.id] = judgement.ranked_units([h.chunk_id for h in t.hits])
         if progress:
-            progress(n, len(questions))
+            progress(n, total)
     elapsed = time.perf_counter() - started
 
     stages = stage_metrics(records, ranked, qrels, k)
     ranking = ranking_stage(records)
-    offtopic = offtopic_declines(pipeline) if pipeline.config.gate.enabled else None
+    offtopic = (offtopic_declines(pipeline, extra, progress and (lambda n: progress(len(questions) + n, total)))
+                if pipeline.config.gate.enabled else None)
     measures = section_measures(records, stages, ranking, k, offtopic["values"] if offtopic else None)
     sections = ["ranking", "answer", *(["generation"] if any(r.generation for r in records) else [])]
     summary = summaries(measures, sections)
@@ -116,14 +123,16 @@ def gate_summary(pipeline: Pipeline, records: Sequence[QuestionRecord], k: int) 
             "unanswerable": len(unanswerable), "signals": table}
 
 
-def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:
-    """The bundled off-topic questions' test half through `pipeline`: 1 for each declined
-    (a refused question counts as declined), the ids of those asked and of those answered
-    (so two runs can be compared question by question: `compare.offtopic_question_metrics`)."""
+def offtopic_declines(pipeline: Pipeline, questions: Sequence[Question] | None = None,
+                      progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The bundled off-topic questions' test half (or `questions`) through `pipeline`: 1 for
+    each declined (a refused question counts as declined), the ids of those asked and of those
+    answered (so two runs can be compared question by question:
+    `compare.offtopic_question_metrics`); `progress(done)` after each."""
     from glassrag.evaluate.offtopic import offtopic_questions
 
     values, answered, asked = [], [], []
-    for q in offtopic_questions("test"):
+    for n, q in enumerate(offtopic_questions("test") if questions is None else questions, 1):
         asked.append(q.id)
         try:
             declined = pipeline.run(q.question).declined
@@ -132,5 +141,7 @@ def offtopic_declines(pipeline: Pipeline) -> dict[str, Any]:
         values.append(float(declined))
         if not declined:
             answered.append(q.id)
+        if progress:
+            progress(n)
     return {"questions": len(values), "declined": sum(values) / len(values) if values else 0.0,
             "asked": asked, "answered": answered, "values": values}

@@ -31,7 +31,7 @@ from glassrag.evaluate.golden import Question
 from glassrag.evaluate.grid import Grid, configure, distance
 from glassrag.evaluate.measure import Evaluated, check_metric, measure, measured
 from glassrag.evaluate.variant import Variant, cache_counts, fingerprint
-from glassrag.evaluate.workbench import Workbench
+from glassrag.evaluate.workbench import Steps, Workbench
 from glassrag.provenance import provenance
 from glassrag.schema import Run, flat_spec
 from glassrag.store.base import Index
@@ -110,13 +110,16 @@ def _cell(run: Run, metric: str) -> dict[str, Any] | None:
 def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: str = "train",
               metric: str = DEFAULT_METRIC, base: Config | None = None, docs: Sequence[Path] | None = None,
               test: bool = True, caching: bool = True, measure_uncached: bool = False,
-              calibrate: bool = True, name: str = "", progress: Progress | None = None) -> Sweep:
+              calibrate: bool = True, name: str = "", progress: Progress | None = None,
+              steps: Steps | None = None) -> Sweep:
     """Evaluate every configuration of `grid` on `split` of `golden`, choose the best by
     `metric`, evaluate it on the test split once (`test`; only when the choice was made on
     train). `base`: the settings every
     configuration starts from (default: the index's). `docs`: where to re-read the documents
     for index-time settings (default: the folders the index was read from). With
-    `measure_uncached`, every configuration is evaluated again without any cache, to time it."""
+    `measure_uncached`, every configuration is evaluated again without any cache, to time it.
+    `progress(done, total, name)` hears each configuration begin, `steps(what, done, total)` the
+    questions of each fit and evaluation (evaluate/workbench.py)."""
     from glassrag.store import EmbeddedStore
 
     started = time.perf_counter()
@@ -129,6 +132,7 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
         raise ConfigError("the sweep does not generate answers", "leave [generate] enabled off for a sweep")
     workbench = sweep_workbench(stored, index_dir, golden, _sources(stored, configs, docs), split, test,
                                 calibrate, caching)
+    workbench.steps = steps
     if not workbench.split(split):
         raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
     total = len(grid) + (1 if test else 0)
@@ -157,15 +161,16 @@ def sweep_workbench(stored: Index, index_dir: Path, golden: Path, docs: Sequence
     def build(config: Config) -> Index:
         from glassrag.indexer import build_index
 
-        index, _ = build_index(list(docs), config)
+        index, _ = build_index(list(docs), config, progress=bench.steps)
         if not index.chunks:
             raise ConfigError(f"no chunk was made from {', '.join(map(str, docs))} with {fingerprint(config)}",
                               "check --docs")
         return index
 
-    return Workbench(_questions(golden, split, test, stored), str(golden), label=str(index_dir), base=stored,
-                     build=build, folder=index_dir / "sweeps" / "indexes", fitting=SWEEP if calibrate else AS_BUILT,
-                     caching="all" if caching else "none")
+    bench = Workbench(_questions(golden, split, test, stored), str(golden), label=str(index_dir), base=stored,
+                      build=build, folder=index_dir / "sweeps" / "indexes", fitting=SWEEP if calibrate else AS_BUILT,
+                      caching="all" if caching else "none")
+    return bench
 
 
 def _sources(stored: Index, configs: Sequence[Config], docs: Sequence[Path] | None) -> list[Path]:

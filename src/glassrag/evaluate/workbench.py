@@ -35,6 +35,7 @@ from glassrag.schema import Run
 from glassrag.store.base import Index
 
 Builder = Callable[[Config], Index]  # an index of the corpus's documents with these settings
+Steps = Callable[[str, int, int], None]  # (what it is doing, done, total: 0 when not known), as build_index's
 
 
 class Workbench:
@@ -48,7 +49,9 @@ class Workbench:
     keeps what it made, one folder per fingerprint (None: kept in memory only); without
     `build` only the base index's settings can be measured. `keep`: at most this many fitted
     indexes and runs remembered, all forgotten when one more comes (a long-running server's
-    lab: settings asked for over days); None remembers every one (a sweep, an experiment)."""
+    lab: settings asked for over days); None remembers every one (a sweep, an experiment).
+    `steps`, when set, hears each question as a fit or an evaluation runs it (what, done,
+    total), for a progress bar (issue 49: an experiment ran minutes without a word)."""
 
     def __init__(self, questions: Sequence[Question], golden: str, *, label: str = "", base: Index | None = None,
                  build: Builder | None = None, folder: Path | None = None, fitting: Fitting = SWEEP,
@@ -58,6 +61,7 @@ class Workbench:
         self.questions, self.golden, self.label = list(questions), golden, label
         self.base, self.build, self.folder = base, build, folder
         self.fitting, self.caching, self.keep = fitting, caching, keep
+        self.steps: Steps | None = None
         self.timing = {"indexes_seconds": 0.0, "calibration_seconds": 0.0, "evaluation_seconds": 0.0}
         self._variants: dict[str, Variant] = {}
         self._fitted: dict[str, tuple[Index, str]] = {}
@@ -122,9 +126,11 @@ class Workbench:
         if key not in self._fitted:
             variant = self.variant(config)
             t0 = time.perf_counter()
-            index = reranked(self.fitting, variant, config, self.questions, self.golden)
+            index = reranked(self.fitting, variant, config, self.questions, self.golden,
+                             self._step("training the reranker"))
             self._make_room(self._fitted)
-            self._fitted[key] = calibrated(self.fitting, variant, index, config, self.questions, self.golden)
+            self._fitted[key] = calibrated(self.fitting, variant, index, config, self.questions, self.golden,
+                                           self._step("calibrating the gate"))
             self.timing["calibration_seconds"] += time.perf_counter() - t0
         return self._fitted[key]
 
@@ -142,9 +148,15 @@ class Workbench:
             t0 = time.perf_counter()
             self._make_room(self._runs)
             self._runs[key] = evaluate(self.pipeline(config), self.split(split), golden_path=self.golden,
-                                       split=split, index_path=self.label, judge=self.variant(config).judge)
+                                       split=split, index_path=self.label, judge=self.variant(config).judge,
+                                       progress=self._step(f"evaluating ({split})"))
             self.timing["evaluation_seconds"] += time.perf_counter() - t0
         return self._runs[key]
+
+    def _step(self, what: str) -> Callable[[int, int], None] | None:
+        """A (done, total) callback that tells `steps` it is doing `what`; None without `steps`."""
+        steps = self.steps
+        return None if steps is None else (lambda done, total: steps(what, done, total))
 
     def _make_room(self, kept: dict[Any, Any]) -> None:
         """Forget everything `kept` holds when it is full (`keep`), as the lab's memo does."""

@@ -37,11 +37,13 @@ def read_evidence(log: Path, name: str) -> dict[str, Any] | None:
 
 def run_experiments(log: Path, experiments: list[Experiment],
                     progress: Callable[[str], None] | None = None,
-                    only: list[str] | None = None) -> list[dict[str, Any]]:
+                    only: list[str] | None = None,
+                    steps: Callable[[str, int, int], None] | None = None) -> list[dict[str, Any]]:
     """Measure each experiment and write its evidence (atomically, one file each); with
-    `only`, measure those corpora and keep the others' figures from the last evidence."""
+    `only`, measure those corpora and keep the others' figures from the last evidence.
+    `progress(message)` hears each run begin, `steps(what, done, total)` its questions."""
     work = work_folder(log)
-    measurer = Measurer(work, load_corpora(log), work / "runs", progress)
+    measurer = Measurer(work, load_corpora(log), work / "runs", progress, steps)
     results = []
     for experiment in experiments:
         evidence = measurer.measure(experiment, only, read_evidence(log, experiment.name) if only else None)

@@ -109,14 +109,15 @@ def workbench(corpus: Corpus, work: Path) -> Workbench:
     def build(config: Config) -> Index:
         from glassrag.indexer import build_index
 
-        index, report = build_index(sources, config, cache_dir=work / "embedding-cache")
+        index, report = build_index(sources, config, cache_dir=work / "embedding-cache", progress=bench.steps)
         if report.failed:
             raise ConfigError(f"{corpus.name}: {len(report.failed)} document(s) failed to ingest: "
                               f"{report.failed[0]}", "fix the corpus or its entry in corpora.toml")
         return index
 
-    return Workbench(corpus.questions(work), corpus.name, label=corpus.name, build=build,
-                     folder=work / "indexes" / f"{corpus.name}-{shelf[:16]}", fitting=EXPERIMENT)
+    bench = Workbench(corpus.questions(work), corpus.name, label=corpus.name, build=build,
+                      folder=work / "indexes" / f"{corpus.name}-{shelf[:16]}", fitting=EXPERIMENT)
+    return bench
 
 
 def _files_digest(paths: list[Path]) -> str:

@@ -25,7 +25,7 @@ from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.evaluate.compare import compare_runs, question_metrics
 from glassrag.stats import holm
-from glassrag.evaluate.workbench import Workbench
+from glassrag.evaluate.workbench import Steps, Workbench
 from glassrag.experiment.corpora import Corpus, workbench
 from glassrag.experiment import verdict as verdict_rule
 from glassrag.experiment.log import Experiment
@@ -41,15 +41,17 @@ class Measurer:
     by several experiments is run once)."""
 
     def __init__(self, work: Path, corpora: dict[str, Corpus], runs: Path,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, steps: Steps | None = None) -> None:
         self.work, self.corpora, self.runs = work, corpora, runs
         self.progress = progress or (lambda message: None)
+        self.steps = steps  # each workbench's (what, done, total) as it builds, fits and evaluates
         self._workbenches: dict[str, Workbench] = {}
 
     def workbench(self, corpus: Corpus) -> Workbench:
         """The corpus's workbench, made once."""
         if corpus.name not in self._workbenches:
             self._workbenches[corpus.name] = workbench(corpus, self.work)
+            self._workbenches[corpus.name].steps = self.steps
         return self._workbenches[corpus.name]
 
     def run(self, corpus: Corpus, config: Config, split: str) -> Run:

@@ -277,31 +277,62 @@ class Source:
 
 
 class Catalog:
-    """The indexes given to `glassrag serve`, by name (the folder's name, made unique)."""
+    """The indexes given to `glassrag serve`, by name (the folder's name, made unique).
 
-    def __init__(self, paths: list[Path | str]) -> None:
+    `pending`: index folders still being built (`glassrag serve --build`, which runs `glassrag
+    corpus build` beside the server): each is served from the first request after it is built,
+    that is, once it holds an index and a saved run (`corpus build` saves its run last); until
+    then the front page lists it as being built (issue 49, item 4: the demo is served first)."""
+
+    def __init__(self, paths: list[Path | str], pending: list[Path] | tuple[Path, ...] = ()) -> None:
         if not paths:
             raise StoreError("no index given", "name one: glassrag serve --index DIR")
-        self.sources: dict[str, Source] = {}
+        self._sources: dict[str, Source] = {}
+        self.pending: dict[str, Path] = {}
+        self._lock = threading.Lock()
         for path in paths:
-            if is_postgres(str(path)):
-                store = open_store(str(path))
-                if not store.exists():
-                    raise StoreError(f"{store} holds no glassrag index",
-                                     "build one there: glassrag ingest PATH --store URL")
-                base = store.loc.schema
-                path = str(path)
+            self._add(path)
+        for folder in pending:
+            if built(folder):
+                self._add(folder)
             else:
-                path = Path(path)
-                if not EmbeddedStore(path).exists():
-                    raise StoreError(f"{path} is not a glassrag index (no CURRENT file)",
-                                     f"build one there: glassrag ingest PATH --index {path}")
-                base = re.sub(r"[^A-Za-z0-9._-]+", "-", path.resolve().name) or "index"
-            name, n = base, 1
-            while name in self.sources:
-                n += 1
-                name = f"{base}-{n}"
-            self.sources[name] = Source(name, path)
+                self.pending[self._unique(_folder_name(folder))] = Path(folder)
+
+    def _unique(self, base: str) -> str:
+        """`base`, or `base-2`, `base-3`…: a name no index served or pending has."""
+        name, n = base, 1
+        while name in self._sources or name in self.pending:
+            n += 1
+            name = f"{base}-{n}"
+        return name
+
+    def _add(self, path: Path | str, name: str | None = None) -> None:
+        if is_postgres(str(path)):
+            store = open_store(str(path))
+            if not store.exists():
+                raise StoreError(f"{store} holds no glassrag index",
+                                 "build one there: glassrag ingest PATH --store URL")
+            base = store.loc.schema
+            path = str(path)
+        else:
+            path = Path(path)
+            if not EmbeddedStore(path).exists():
+                raise StoreError(f"{path} is not a glassrag index (no CURRENT file)",
+                                 f"build one there: glassrag ingest PATH --index {path}")
+            base = _folder_name(path)
+        name = name or self._unique(base)
+        self._sources[name] = Source(name, path)
+
+    @property
+    def sources(self) -> dict[str, Source]:
+        """The indexes served, with those of `pending` whose build has finished since."""
+        if self.pending:
+            with self._lock:
+                for name, folder in list(self.pending.items()):
+                    if built(folder):
+                        del self.pending[name]
+                        self._add(folder, name)
+        return self._sources
 
     @property
     def names(self) -> list[str]:
@@ -322,6 +353,15 @@ class Catalog:
         if name not in self.sources:
             raise NotFound(f"no index named {name!r}", f"indexes served: {', '.join(self.sources)}")
         return self.sources[name]
+
+
+def _folder_name(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", Path(path).resolve().name) or "index"
+
+
+def built(folder: Path) -> bool:
+    """Whether a folder being built holds an index and a saved run (what `corpus build` writes last)."""
+    return EmbeddedStore(folder).exists() and any((Path(folder) / "runs").glob("*.json"))
 
 
 def _parse_run(name: str, path: Path, body: bytes) -> RunFile:

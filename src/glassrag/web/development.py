@@ -63,6 +63,9 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
         raise ConfigError(f"no experiment reports {metric!r}", f"choose one of: {', '.join(metrics)}")
     groups = [{"verdict": v, "tone": TONE[v], "experiments": [x for x in experiments if x["verdict"] == v]}
               for v in TONE]
+    unmeasured = [x for x in experiments if x["verdict"] not in TONE]  # no evidence yet
+    if unmeasured:
+        groups.append({"verdict": "not measured", "tone": "", "experiments": unmeasured})
     cause_file = log / "shared-cause.json"
     cause = json.loads(cause_file.read_text(encoding="utf-8")) if cause_file.is_file() else None
     return {"log": str(log), "corpora": {n: c.title for n, c in corpora.items()}, "experiments": experiments,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # term -> (definition, where it lives in glassrag)
 TERMS: dict[str, tuple[str, str]] = {
@@ -163,6 +164,13 @@ def anchor(term: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
 
 
-def entries() -> list[dict[str, str]]:
-    return [{"term": t, "anchor": anchor(t), "definition": d, "where": w, "also": list(SYNONYMS.get(t, ()))}
+def code_parts(text: str) -> list[dict[str, Any]]:
+    """`text` as the page draws it: runs of plain text and, between backticks, of code (a
+    setting, a command), so no raw backtick reaches the page (issue 49, item 7)."""
+    return [{"text": part, "code": i % 2 == 1} for i, part in enumerate(text.split("`")) if part]
+
+
+def entries() -> list[dict[str, Any]]:
+    return [{"term": t, "anchor": anchor(t), "definition": d, "parts": code_parts(d), "where": w,
+             "also": list(SYNONYMS.get(t, ()))}
             for t, (d, w) in TERMS.items()]

@@ -36,8 +36,13 @@ EXAMPLES = (("answered", 3), ("declined, unanswerable", 2), ("declined, answerab
 
 def home_view(catalog: Catalog, current: str) -> dict[str, Any]:
     """Every index of the catalog, in the order served; `current` is the picker's choice."""
+    from glassrag.web.builds import LOG
+
     return {"index": current, "headline_rule": HEADLINE_RULE,
-            "corpora": [_or_problem(source) for source in catalog.sources.values()]}
+            "corpora": [_or_problem(source) for source in catalog.sources.values()],
+            # prepared corpora still being built beside the server (serve --build), each shown once built
+            "building": [{"index": name, "path": str(folder)} for name, folder in catalog.pending.items()],
+            "build_log": str(LOG)}
 
 
 def _or_problem(source: Source) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from glassrag.lab import EXHIBITS, losses
 from glassrag.lab.base import LabBench
 from glassrag.web.catalog import NotFound, Source
 from glassrag.web.documents import clean_cut, viewer
-from glassrag.web.lab_plots import heat_cells, line_plot, scatter
+from glassrag.web.lab_plots import heat_cells, label_places, line_plot, scatter
 from glassrag.web.plots import signed_bars
 
 _lock = threading.Lock()
@@ -121,7 +121,11 @@ def _lsa(data: dict[str, Any]) -> dict[str, Any]:
              for k in ("a", "b")]
     # the folded-in texts are drawn on the chunks' map only (words live on another scale)
     shown = data["points"] + (marks if data["view"] == "chunks" else [])
-    return {"variance": {"bars": bars, "width": 40 + 14 * len(share) + 10, "height": 150}, "map": scatter(shown)}
+    drawn = scatter(shown)
+    if drawn:  # the folded-in texts' labels placed apart (lab_plots.label_places)
+        dots = [p for p in drawn["points"] if not p["class"].startswith("pair")]
+        drawn = {**drawn, "points": dots + label_places([p for p in drawn["points"] if p["class"].startswith("pair")])}
+    return {"variance": {"bars": bars, "width": 40 + 14 * len(share) + 10, "height": 150}, "map": drawn}
 
 
 def _rerank(data: dict[str, Any]) -> dict[str, Any]:

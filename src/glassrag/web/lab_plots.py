@@ -71,3 +71,33 @@ def scatter(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out.append({**p, "cx": MAP_PAD + (p["x"] - xl) / (xh - xl) * (MAP_W - 2 * MAP_PAD),
                     "cy": MAP_H - MAP_PAD - (p["y"] - yl) / (yh - yl) * (MAP_H - 2 * MAP_PAD)})
     return {"width": MAP_W, "height": MAP_H, "points": out}
+
+
+LABEL_H = 14  # px: the line an 11 px label takes
+CHAR_W = 7.0  # px: an 11 px character at most, about (digits and capitals of the sans font)
+
+
+def label_places(marks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each mark ({cx, cy, label} as `scatter` placed it) with where its label goes: `lx`, `ly`
+    and `anchor` (start: right of the ring; end: left of it, when the label would leave the map).
+    Two labels whose boxes would cross (E-4107 and E-4170 fold in at almost the same place,
+    issue 49, item 7) are pulled apart vertically: the higher one's above its ring, the other's below."""
+    placed = []
+    for m in marks:
+        width = CHAR_W * len(str(m["label"]))
+        right = m["cx"] + 10 + width <= MAP_W
+        placed.append({**m, "lx": m["cx"] + 10 if right else m["cx"] - 10, "ly": m["cy"] + 4,
+                       "anchor": "start" if right else "end", "_w": width})
+
+    def box(p: dict[str, Any]) -> tuple[float, float, float, float]:
+        left = p["lx"] if p["anchor"] == "start" else p["lx"] - p["_w"]
+        return left, left + p["_w"], p["ly"] - LABEL_H + 3, p["ly"] + 3
+
+    for i, p in enumerate(placed):
+        for q in placed[i + 1:]:
+            a, b = box(p), box(q)
+            if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]:
+                upper, lower = (p, q) if p["cy"] <= q["cy"] else (q, p)
+                upper["ly"] = min(upper["cy"] - 9, lower["cy"] - 9 - LABEL_H)
+                lower["ly"] = max(lower["cy"] + 4 + LABEL_H, upper["ly"] + LABEL_H + 2)
+    return [{k: v for k, v in p.items() if k != "_w"} for p in placed]

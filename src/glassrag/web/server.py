@@ -157,7 +157,7 @@ def pages_error(pages: Pages, request: Request, as_json: bool, status: int, prob
 
 def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBACK_NAMES,
                log: Path | None = None, generator: str | None = None, processes: int = 1,
-               warm: bool = False) -> Starlette:
+               warm: bool = False, pending: Iterable[Path] = ()) -> Starlette:
     """The app over these index folders (StoreError when one is not an index).
 
     `allowed_hosts`: the Host names it answers to; None answers to any (for a server bound
@@ -166,9 +166,11 @@ def create_app(indexes: list[Path], allowed_hosts: Iterable[str] | None = LOOPBA
     `processes`: how many processes will serve this app (forked from it): each takes its share
     of a client's state-changing POSTs a minute, so together they take no more than one.
     `warm`: each process loads every index's default pipeline and the models it reads when it
-    starts, before it takes a request (`Catalog.warm`), instead of on the first question."""
+    starts, before it takes a request (`Catalog.warm`), instead of on the first question.
+    `pending`: index folders still being built, each served once built (`Catalog`)."""
     forms = Forms(max(1, forms_module.PER_MINUTE // processes))
-    pages = Pages(Catalog(list(indexes)), log, forms, generator)  # folders, or postgresql:// URLs (kept as text)
+    # folders, or postgresql:// URLs (kept as text)
+    pages = Pages(Catalog(list(indexes), tuple(pending)), log, forms, generator)
     workers = Workers(WORKERS)
     generation = GenerationQueue()
 
@@ -240,17 +242,35 @@ def check_port(host: str, port: int) -> None:
 
 
 def serve(indexes: list[Path], host: str = "127.0.0.1", port: int = 8765, log: Path | None = None,
-          generator: str | None = None, processes: int = PROCESSES) -> int:
+          generator: str | None = None, processes: int = PROCESSES, build: Iterable[str] = ()) -> int:
     """Runs the app until interrupted, in `processes` processes (--workers); prints its URL.
     Another host than loopback is allowed, with a loud warning: the pages show every indexed
-    document to anyone who can reach the address."""
+    document to anyone who can reach the address. `build`: prepared corpora built meanwhile
+    (web/builds.py), each served once built."""
+    from glassrag.web import builds
+
     if processes < 1:
         raise ConfigError(f"--workers {processes} is not a number of processes", "give 1 or more, e.g. --workers 2")
+    chosen = builds.corpora(list(build))
     threads.serving()  # before any model loads: the workers inherit it
     local = is_loopback(host)
     app = create_app(indexes, allowed_hosts=(*LOOPBACK_NAMES, host) if local else None, log=log,
-                     generator=generator, processes=processes, warm=True)
+                     generator=generator, processes=processes, warm=True,
+                     pending=[c.default_index() for c in chosen])
     check_port(host, port)
+    builder = None
+    if chosen:
+        builder = builds.start(chosen)
+        print(f"glassrag serve: building {', '.join(c.name for c in chosen)} in the background, one after "
+              f"another (glassrag corpus build; its output goes to {builds.LOG}); each corpus is served "
+              "once built: reload the front page", flush=True)
+    try:
+        return _run(app, host, port, processes, local)
+    finally:
+        builds.stop(builder)
+
+
+def _run(app: Starlette, host: str, port: int, processes: int, local: bool) -> int:
     if processes > 1:  # each index folder read once, here: a broken one stops the server; the workers share it
         for source in app.state.catalog.sources.values():
             if source.folder is not None:  # not a PostgreSQL connection: a forked worker must open its own
