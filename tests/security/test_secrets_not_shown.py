@@ -35,7 +35,7 @@ def test_a_source_shows_its_url_without_the_password() -> None:
     # nothing listens on port 9: the index cannot be read, and the front page says so
     source = Source("x", f"postgresql://u:{SECRET}@127.0.0.1:9/db?connect_timeout=1")
     assert SECRET not in source.shown and "u:***@127.0.0.1:9" in source.shown
-    view = home_view(type("Catalog", (), {"sources": {"x": source}})(), "x")  # type: ignore[arg-type]
+    view = home_view(type("Catalog", (), {"sources": {"x": source}, "pending": {}})(), "x")  # type: ignore[arg-type]
     assert SECRET not in repr(view)
     assert view["corpora"][0]["path"] == source.shown
 
