@@ -47,8 +47,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # one question's stages, in the order they run
     ("stages", ("glassrag.query", "glassrag.stage", "glassrag.retrieve", "glassrag.fuse", "glassrag.rerank",
                 "glassrag.gate", "glassrag.read", "glassrag.present", "glassrag.generate")),
-    # the stages put together: building an index, answering a question
-    ("pipeline", ("glassrag.indexer", "glassrag.pipeline", "glassrag.stage_cache")),
+    # the stages put together: building an index (on one machine, or on Ray into shards), answering a question
+    ("pipeline", ("glassrag.indexer", "glassrag.pipeline", "glassrag.stage_cache", "glassrag.shard.ingest",
+                  "glassrag.shard.workers")),
     # measuring the pipeline: golden sets, runs, sweeps, the experiment log, the lab's exhibits
     ("measure", ("glassrag.evaluate", "glassrag.experiment", "glassrag.lab", "glassrag.prepared",
                  "glassrag.demo")),
