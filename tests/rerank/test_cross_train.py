@@ -67,9 +67,9 @@ def test_several_files_merge_by_question_once_each_with_edited_questions_beside_
     assert cross_train.groups(merged) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     # the limit counts merged questions
     assert len(cross_train.read_many([main, hard], limit=1)) == 4
-    # one file reads as read_pairs does
-    assert cross_train.read_many([main]) == [r for g in cross_train.groups(cross_train.read_pairs(main))
-                                             for r in (cross_train.read_pairs(main)[i] for i in g)]
+    # one file reads as read_pairs does, a question's rows together
+    once = cross_train.read_pairs(main)
+    assert cross_train.read_many([main]) == [once[i] for g in cross_train.groups(once) for i in g]
 
 
 def test_a_wrong_line_names_the_file_and_line(tmp_path: Path):

@@ -28,13 +28,18 @@ BOXES = """sel => [...document.querySelectorAll(sel)].map(e => {
 })"""
 
 
-@pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
-def wide(request, browser, live: str) -> Iterator[object]:  # noqa: F811
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+def tab_of_width(browser, width: int) -> Iterator[object]:
+    """A new browser tab `width` pixels wide (its `width` kept on it), closed after the test."""
+    context = browser.new_context(viewport={"width": width, "height": 1000})
     tab = context.new_page()
-    tab.width = request.param
+    tab.width = width
     yield tab
     context.close()
+
+
+@pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
+def wide(request, browser, live: str) -> Iterator[object]:  # noqa: F811
+    yield from tab_of_width(browser, request.param)
 
 
 def boxes(page, selector: str) -> list[dict]:
@@ -188,11 +193,7 @@ CUT_WORDS = """() => { const cut = [];
 
 @pytest.fixture(params=EVERY_WIDTH, ids=lambda w: f"{w}px")
 def any_width(request, browser, live: str) -> Iterator[object]:  # noqa: F811
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    tab = context.new_page()
-    tab.width = request.param
-    yield tab
-    context.close()
+    yield from tab_of_width(browser, request.param)
 
 
 @needs_chromium

@@ -68,10 +68,11 @@ def read_pairs(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
             if pair["label"] not in (0.0, 1.0):
                 raise ConfigError(f"{path} line {n}: label {row['label']!r} is neither 1 nor 0",
                                   "1 marks a passage that answers the question, 0 one that does not")
-            if group_of(pair) not in seen:
+            group = group_of(pair)
+            if group not in seen:
                 if limit is not None and len(seen) >= limit:
                     break
-                seen.add(group_of(pair))
+                seen.add(group)
             rows.append(pair)
     return rows
 
