@@ -45,7 +45,7 @@ from glassrag.config import Config  # noqa: E402
 from glassrag.evaluate.offtopic import offtopic_questions  # noqa: E402
 from glassrag.evaluate.relevance import Judge  # noqa: E402
 from glassrag.evaluate.tune import gate_rows  # noqa: E402
-from glassrag.experiment.corpora import Bench, load_corpora  # noqa: E402
+from glassrag.experiment.corpora import load_corpora, workbench  # noqa: E402
 from glassrag.experiment import work_folder  # noqa: E402
 from glassrag.gate.calibrate import auroc  # noqa: E402
 from glassrag.pipeline import ChunkTexts, Pipeline  # noqa: E402
@@ -121,7 +121,7 @@ def main() -> None:
     args = parser.parse_args()
     corpora = load_corpora(LOG)
     names = args.corpus or ["demo", "scifact-abstain", "real"]
-    bench = Bench(work_folder(LOG))
+    work = work_folder(LOG)
     config = Config()
     results: dict = {"corpora": {}, "latency": {}}
     for name in names:
@@ -130,8 +130,8 @@ def main() -> None:
             print(f"{name}: skipped, {corpus.missing()}")
             continue
         fitted_config = replace(config, gate=replace(config.gate, enabled=False))
-        index = bench.fitted(corpus, fitted_config)  # the learned reranker trained, no calibration
-        questions = bench.questions(corpus)
+        index = workbench(corpus, work).fitted(fitted_config)[0]  # the learned reranker trained, no calibration
+        questions = corpus.questions(work)
         rows = signal_rows(index, config, questions)
         results["corpora"][name] = {s: ceiling(rows, s) for s in ("train", "test")}
         print(f"{name}: {len(rows)} questions measured")

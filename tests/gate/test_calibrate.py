@@ -184,6 +184,27 @@ def test_combined_reads_the_fixed_combination_and_no_other_signal():
     assert calibrate(found, unanswerable, "cost", 5.0, "g")["score"] == {"kind": "signal", "name": "top:bm25"}
 
 
+def test_combined_reads_the_signals_it_is_given_and_says_which_no_question_has():
+    """gate.signals: the combination reads the names given (present ones), not COMBINED, and a
+    name no train question has is left out with a warning."""
+    import numpy as np
+    from glassrag.gate.score import fit_combined
+
+    rng = np.random.default_rng(1)
+    pos = neg = 30
+    cols = {n: np.r_[rng.normal(1.0, 1.0, pos), rng.normal(0.0, 1.0, neg)] for n in ("answerability", "margin", "x")}
+    found = [{n: float(v[i]) for n, v in cols.items()} for i in range(pos)]
+    unanswerable = [{n: float(v[pos + i]) for n, v in cols.items()} for i in range(neg)]
+    got = calibrate(found, unanswerable, "cost", 5.0, "g", score="combined",
+                    combined=("answerability", "margin", "bm25_top"))
+    assert got["how"] == "combined" and got["score"] == fit_combined(found, unanswerable, ["answerability", "margin"])
+    assert [w for w in got["warnings"] if "bm25_top" in w] == [
+        "the combination reads answerability, margin without bm25_top, which not every train question has "
+        "(gate.signals; gate/signals.py names the signals)"]
+    plain = calibrate(found, unanswerable, "cost", 5.0, "g", score="combined", combined=("answerability", "margin"))
+    assert not [w for w in plain["warnings"] if "without" in w]
+
+
 def test_combined_falls_back_to_a_separating_signal_and_says_why():
     from glassrag.gate.calibrate import COMBINED
 

@@ -30,6 +30,15 @@ def test_lexical_signals_by_arithmetic():
     assert got["known_share"] == pytest.approx((ONE + ONE + TWO) / total)
     assert got["term_share"] == pytest.approx((ONE + TWO) / total)      # chunk 0: alpha, beta
     assert got["coverage"] == pytest.approx((ONE + TWO + ONE) / total)  # chunks 0-1: + gamma
+    assert got["rarest_held"] == pytest.approx(0.0)                     # zeta, never seen, is in neither
+
+
+def test_rarest_held_is_the_rarest_absent_term():
+    """1 − the largest IDF of a question term the passages lack, over the largest IDF there is."""
+    assert lexical_signals(["alpha", "delta"], BM, rows=[0], top_bm25=1.0)["rarest_held"] == pytest.approx(1 - ONE / UNSEEN)
+    assert lexical_signals(["beta", "delta"], BM, rows=[0], top_bm25=1.0)["rarest_held"] == pytest.approx(1 - ONE / UNSEEN)
+    assert lexical_signals(["beta", "gamma"], BM, rows=[0, 1], top_bm25=1.0)["rarest_held"] == 1.0  # every term held
+    assert lexical_signals(["beta", "alpha"], BM, rows=[1], top_bm25=1.0)["rarest_held"] == pytest.approx(1 - ONE / UNSEEN)
 
 
 def test_held_is_the_term_chunk_table():
@@ -45,7 +54,7 @@ def test_held_is_the_term_chunk_table():
 
 def test_lexical_signals_without_terms_or_rows():
     assert lexical_signals([], BM, rows=[0], top_bm25=1.0) == {
-        "bm25_norm": 0.0, "known_share": 0.0, "term_share": 0.0, "coverage": 0.0}
+        "bm25_norm": 0.0, "known_share": 0.0, "term_share": 0.0, "coverage": 0.0, "rarest_held": 1.0}
     got = lexical_signals(["delta", "zeta"], BM, rows=[], top_bm25=0.0)
     assert got["known_share"] == pytest.approx(ONE / (ONE + UNSEEN))
     assert got["term_share"] == got["coverage"] == got["bm25_norm"] == 0.0
@@ -78,6 +87,7 @@ def test_gather_reads_the_stages_it_should():
               trace("fuse", "fuse", [0.8, 0.5], ["c1", "c0"]), trace("versions", "versions", [0.7, 0.1], ["c1", "c0"])]
     got = gather(stages, ["alpha", "gamma"], BM, np.array([2.0, 1.5, 0.0]), position, k=1)
     assert (got["top:bm25"], got["top:lsa"], got["top:fuse"]) == (2.0, 0.9, 0.8)
+    assert got["bm25_top"] == 2.0  # the best BM25 of any chunk, whichever the final list puts first
     assert "top:versions" not in got          # a reordering, not a score of relevance
     assert got["margin"] == 0.8 - 0.5          # of the last scoring stage
     assert got["agreement"] == 0.0             # bm25 {c0, c1} and lsa {c2}

@@ -30,7 +30,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         base = open_store(args.index).read().config
     config = layered(base, args.config, built=args.index is not None)
     table = Table(title="settings (from: default < index < file < flag)", show_lines=False)
-    for col in ("setting", "value", "from", "allowed", "re-ingest", "what it does", "why this default"):
+    # a setting's name is what a user types: whole on one line whatever the terminal's width
+    table.add_column("setting", no_wrap=True, min_width=max(len(n) for n in SETTINGS))
+    for col in ("value", "from", "allowed", "re-ingest", "what it does", "why this default"):
         table.add_column(col, overflow="fold")
     for name, s in SETTINGS.items():
         layer, origin = config.origin(name)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from glassrag.config import Config
 from glassrag.evaluate.golden import Question
+from glassrag.gate.calibrate import COMBINED
 from glassrag.gate.threshold import changed, fitting, offtopic_keep
 from glassrag.pipeline import Pipeline
 from glassrag.schema.fitted import Calibration
@@ -48,6 +49,9 @@ def mismatch(index: Index, config: Config) -> list[str]:
     made_with = cal.fit.get("on_topic_min")  # not recorded before gate.on_topic_min existed
     if made_with is not None and made_with != config.gate.on_topic_min:
         out.append(f"gate.on_topic_min was {made_with}, now {config.gate.on_topic_min}")
+    read = cal.fit.get("combined_signals", list(COMBINED))  # not recorded before gate.signals existed
+    if list(read) != list(config.gate.signals):
+        out.append(f"gate.signals was {list(read)}, now {list(config.gate.signals)}")
     if offtopic_keep(cal.fit) != config.gate.offtopic_keep:
         out.append(f"gate.offtopic_keep was {offtopic_keep(cal.fit)}, now {config.gate.offtopic_keep}")
     asked = (cal.fit.get("questions") or {}).get("offtopic")  # bundled off-topic questions it was made with

@@ -186,10 +186,10 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
                if len(present) > 1 and not few else None)
     gate = calibrate(found_signals, [s for _, s in fitted_on], rule,
                      config.gate.cost if cost is None else cost, f"{source} (train split)", weights,
-                     config.gate.score)
+                     config.gate.score, tuple(config.gate.signals))
     if config.gate.offtopic_keep < 1.0:
         gate["offtopic_gate"] = calibrate_offtopic(found_signals, [s for t, s in unanswerable if t == "off-topic"],
-                                                   config.gate.offtopic_keep)
+                                                   config.gate.offtopic_keep, tuple(config.gate.signals))
     if few:
         left_out(gate, groups["on-topic"], config.gate.on_topic_min, source)
     elif extra and not groups["on-topic"]:  # gate.on_topic_min = 0 asked for no such questions
@@ -197,6 +197,7 @@ def calibrate_index(index: Index, config: Config, questions: Sequence[Question],
                                 "the gate learned to decline off-topic questions only; add questions the "
                                 "documents do not answer, about what they are about")
     gate["on_topic_min"] = config.gate.on_topic_min
+    gate["combined_signals"] = list(config.gate.signals)
     by_topic = {}
     for t in present:
         below = [declines(gate, s) for g, s in unanswerable if g == t]

@@ -107,7 +107,7 @@ def beats(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, float]], rule: str,
               cost: float, source: str, weights: Sequence[float] | None = None,
-              score: str = "auto") -> dict[str, Any]:
+              score: str = "auto", combined: Sequence[str] = COMBINED) -> dict[str, Any]:
     """Choose the gate's score and threshold from each train question's signals.
 
     Every signal every question has is a candidate, and so is their logistic-regression
@@ -121,7 +121,8 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     the threshold None, and `why` names the one that came closest (the highest lower bound).
     `weights`: one per unanswerable question (e.g. each kind, on-topic and off-topic,
     weighing as much in total), used in every AUROC and every share declined. The record's
-    `how` says which way the score was chosen (combined, or auto and why).
+    `how` says which way the score was chosen (combined, or auto and why). `combined`: the
+    signals the combination reads (COMBINED; bench/gate_scores.py `--signals` measures others).
     """
     if not unanswerable:
         raise ConfigError(
@@ -148,11 +149,11 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     best = min(separating or table, key=order)
     chosen_score: dict[str, Any] = {"kind": "signal", "name": best["signal"]}
     enough = min(len(answerable), len(unanswerable)) >= CV_FOLDS
-    fixed = [n for n in COMBINED if n in names]
+    fixed = [n for n in combined if n in names]
     how = "auto"
     if score == "combined":
         if not enough or len(fixed) < 2:
-            how = (f"auto: the combination of {', '.join(COMBINED)} needs at least {CV_FOLDS} questions of each "
+            how = (f"auto: the combination of {', '.join(combined)} needs at least {CV_FOLDS} questions of each "
                    f"class and two of its signals ({len(answerable)} found answers, {len(unanswerable)} "
                    f"unanswerable; signals present: {', '.join(fixed) or 'none'})")
         else:
@@ -184,6 +185,10 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
     rows = sweep(*scores[best["signal"]], cost, weights)
     chosen = choose(rows, rule, cost)
     warnings = []
+    absent = [n for n in combined if n not in names]
+    if how == "combined" and absent:
+        warnings.append(f"the combination reads {', '.join(fixed)} without {', '.join(absent)}, which not every "
+                        "train question has (gate.signals; gate/signals.py names the signals)")
     if not separable:
         warnings.append("the gate cannot do better than chance on this train split, so it declines "
                         "nothing but questions that match no passage: " + why)
@@ -205,7 +210,7 @@ def calibrate(answerable: list[dict[str, float]], unanswerable: list[dict[str, f
 
 
 def calibrate_offtopic(answerable: list[dict[str, float]], offtopic: list[dict[str, float]],
-                       keep: float) -> dict[str, Any]:
+                       keep: float, combined: Sequence[str] = COMBINED) -> dict[str, Any]:
     """The second threshold: a combination of COMBINED's signals fitted on found answers
     against off-topic questions only, its threshold the highest t that keeps at least `keep`
     of the found answers, both out of fold:
@@ -219,12 +224,12 @@ def calibrate_offtopic(answerable: list[dict[str, float]], offtopic: list[dict[s
     difference, and `keep` bounds what it may cost. Not active (threshold None, and why)
     with fewer than CV_FOLDS questions of a class, fewer than two of its signals, or when
     its AUROC interval reaches 0.5."""
-    names = [n for n in COMBINED if all(n in s for s in [*answerable, *offtopic])]
+    names = [n for n in combined if all(n in s for s in [*answerable, *offtopic])]
     record: dict[str, Any] = {"keep": keep, "threshold": None, "score": None, "n_answerable": len(answerable),
                               "n_offtopic": len(offtopic), "why": ""}
     if min(len(answerable), len(offtopic)) < max(CV_FOLDS, MIN_PER_CLASS) or len(names) < 2:
         record["why"] = (f"needs at least {max(CV_FOLDS, MIN_PER_CLASS)} found answers and off-topic questions and "
-                         f"two of {', '.join(COMBINED)} ({len(answerable)} found, {len(offtopic)} off-topic; "
+                         f"two of {', '.join(combined)} ({len(answerable)} found, {len(offtopic)} off-topic; "
                          f"signals: {', '.join(names) or 'none'})")
         return record
     pos, neg = combined_oof(answerable, offtopic, names)

@@ -8,8 +8,10 @@ higher value means "more likely answerable".
 | `bm25_norm` | top BM25 / Σ_{t ∈ q} IDF(t)·(k1 + 1): the share of the question's largest attainable score (a chunk holding every term with a saturated tf) that the best chunk reached |
 | `term_share` | Σ_{t ∈ q ∩ top} IDF(t) / Σ_{t ∈ q} IDF(t) over the question's distinct terms: how much of the question, weighted by rarity, the top passage contains |
 | `coverage` | the same over the union of the top k passages (what the answer shows) |
+| `bm25_top` | the highest BM25 score of any chunk: how much lexical evidence the best match holds, on the corpus's own scale (grows with the question's length and rarity, unlike `bm25_norm`) |
 | `margin` | s₁ − s₅ of the scoring stage: how far the best candidate stands out (s₅ = the last score when fewer than 5) |
 | `known_share` | Σ IDF over the question's distinct terms the index knows / Σ IDF over all of them |
+| `rarest_held` | 1 − max_{t ∈ q, t ∉ top k} IDF(t) / IDF(df = 0): 1 when the passages the answer shows hold every question term, near 0 when a term the index has never seen (or its rarest one) is in none of them |
 | `agreement` | mean over pairs of retrievers (answering and observed) of the size of top5(a) ∩ top5(b), over 5 |
 
 The maximum attainable BM25 follows from tf·(k1+1)/(tf + K) < k1 + 1 for every tf and
@@ -84,7 +86,7 @@ def lexical_signals(tokens: Sequence[str], bm25: Any, rows: Sequence[int],
     weights = np.array([idf(t) for t in distinct])
     total = float(weights.sum())
     out = {"bm25_norm": top_bm25 / attainable if attainable > 0 else 0.0,
-           "known_share": 0.0, "term_share": 0.0, "coverage": 0.0}
+           "known_share": 0.0, "term_share": 0.0, "coverage": 0.0, "rarest_held": 1.0}
     if total <= 0:
         return out
     known = np.array([t in vocab for t in distinct])
@@ -93,7 +95,10 @@ def lexical_signals(tokens: Sequence[str], bm25: Any, rows: Sequence[int],
     found = held(bm25, rows, ids)
     if len(rows):
         out["term_share"] = float(weights[known][found[0]].sum() / total)
-    out["coverage"] = float(weights[known][found.any(axis=0)].sum() / total)
+    held_any = found.any(axis=0)
+    out["coverage"] = float(weights[known][held_any].sum() / total)
+    absent = np.r_[weights[known][~held_any], weights[~known]]
+    out["rarest_held"] = 1.0 - float(absent.max()) / unseen if absent.size else 1.0
     return out
 
 
@@ -112,6 +117,7 @@ def gather(trace: Sequence[StageTrace], tokens: Sequence[str], bm25: Any, bm25_s
     rows = [position[h.chunk_id] for h in final.hits[:k]] if final is not None else []
     top_bm25 = float(bm25_scores[rows[0]]) if rows else 0.0
     out.update(lexical_signals(tokens, bm25, rows, top_bm25))
+    out["bm25_top"] = float(bm25_scores.max()) if bm25_scores.size else 0.0
     retrievers = [t for t in trace if t.kind in (Kind.RETRIEVE, Kind.OBSERVE)]
     if len(retrievers) > 1:
         out["agreement"] = agreement(retrievers)
