@@ -385,7 +385,7 @@ def test_a_question_record_field_by_field(index):
     assert hit.ranking[0][1:] == ("manual", round(2 / 61, 6))
     assert all(score == round(score, 6) for _, _, score in hit.ranking)
     signals = {"agreement", "bm25_norm", "coverage", "known_share", "term_share", "top:bm25", "top:lsa",
-               "margin", "top:fuse"}
+               "margin", "top:fuse", "rarest_held", "bm25_top"}
     assert set(hit.gate_signals) == signals
     assert all(st.ms >= 0 and len(st.top) <= 5 for st in hit.stages.values())
     assert [hit.stages[s].source_recall for s in ("bm25", "fuse")] == [1.0, 1.0]
@@ -405,7 +405,7 @@ def test_the_gate_summary_ranks_each_signal_by_auroc(index):
     assert (run.gate["found"], run.gate["unanswerable"]) == (1, 1)
     assert set(run.gate["params"]) == {"score", "threshold", "rule", "cost", "separable", "auroc", "offtopic_threshold"}
     table = run.gate["signals"]
-    assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 9
+    assert [set(r) for r in table] == [{"signal", "auroc", "low", "high"}] * 11
     assert [r["auroc"] for r in table] == sorted((r["auroc"] for r in table), reverse=True)
     assert table[0]["auroc"] == 1.0 and table[-1]["auroc"] <= table[0]["auroc"]
     assert {r["signal"] for r in table} == set(run.questions[0].gate_signals)

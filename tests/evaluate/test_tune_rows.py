@@ -346,13 +346,14 @@ def test_calibrate_index_counts_the_train_split_and_calibrates_gate_and_reader(h
     found = [signals_of(handbook, off, q) for q in ("What does E-4107 mean?", "battery below ten percent",
                                                     "scanner errors")]
     expected = calibrate(found, [signals_of(handbook, off, "tripod rental price")], "cost", 3.0,
-                         "hand.jsonl (train split)", score="combined")
+                         "hand.jsonl (train split)", score="combined", combined=tuple(Config().gate.signals))
     # gate.score (combined, the default) was asked for; one unanswerable question cannot fit it
     assert expected["score_mode"] == "combined" and expected["how"].startswith("auto: the combination of")
     assert {k: v for k, v in gate.items() if k not in ("settings", "golden", "split", "questions", "version",
                                                         "unanswerable_by_topic", "weighted", "score_range",
-                                                        "offtopic_gate", "on_topic_min")} == expected
+                                                        "offtopic_gate", "on_topic_min", "combined_signals")} == expected
     assert gate["on_topic_min"] == 5  # the gate.on_topic_min it was made with (evaluate/fits.py compares it)
+    assert gate["combined_signals"] == Config().gate.signals  # the gate.signals it read (evaluate/fits.py compares it)
     # no off-topic question (gate.offtopic false): the second threshold says why it is not set
     second = gate["offtopic_gate"]
     assert (second["keep"], second["threshold"], second["n_offtopic"]) == (0.98, None, 0) and second["why"]

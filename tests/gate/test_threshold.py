@@ -54,6 +54,7 @@ NO_GATE_SCORE = {
     "gate.offtopic": "which questions calibrate reads",
     "gate.offtopic_keep": "where calibrate puts the second threshold (evaluate/fits.py checks it)",
     "gate.on_topic_min": "which questions calibrate fits the first threshold on (evaluate/fits.py checks it)",
+    "gate.signals": "which signals calibrate's combination reads; the calibration keeps its own list (evaluate/fits.py checks it)",
     "gate.answerability": "stored as a digest of the model's file instead (scoring_settings)",
     "gate.answerability_depth": "stored beside that digest when the model is read (scoring_settings)",
 }

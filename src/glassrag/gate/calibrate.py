@@ -22,9 +22,10 @@ this corpus: the threshold is left empty (None) and the gate declines nothing bu
 with no match at all, and says why. So it is with fewer than MIN_PER_CLASS questions in
 either population, where no interval can be trusted.
 
-Which score (`gate.score`): `combined` reads the logistic combination of COMBINED, the
-answerability model's logit and the four shares of the question the passages hold (signals
-on one scale on every corpus), fitted on the train split, its threshold placed on
+Which score (`gate.score`): `combined` reads the logistic combination of `gate.signals` (the
+answerability model's logit, the four shares of the question the passages hold and the
+margin; COMBINED, the first five, is what a calibration made before the setting read), fitted
+on the train split, its threshold placed on
 out-of-fold scores; `auto` reads whichever candidate (every signal, or the combination of
 all of them) does best on the train split. Measured on six corpora's test splits
 (bench/gate_scores.py, bench/results/gate_scores.md), `auto`'s choice does not carry over:
@@ -47,7 +48,8 @@ from glassrag.gate.rules import choose, objective, rule_named
 from glassrag.gate.score import CV_FOLDS, combined_oof, fit_combined
 from glassrag.stats import auroc, auroc_interval
 
-# the fixed combination: the model's judgement and how much of the question the passages hold
+# the combination before gate.signals (a calibration that does not record what it read read
+# these): the model's judgement and how much of the question the passages hold
 COMBINED = ("answerability", "bm25_norm", "term_share", "coverage", "known_share")
 # below this many found answers or unanswerable questions, no interval means anything
 MIN_PER_CLASS = 5
