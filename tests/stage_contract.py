@@ -1,8 +1,11 @@
 """The one contract test every entry of every table of stages inherits (issue 29; PyTerrier's
-TransformerTestCase is the model): glassrag/stage.py's contract checked on an index, for the
-folder index of tests/test_stage_contract.py and the PostgreSQL one of
-tests/store/test_stage_contract_pg.py. A new entry in a table gets these tests without a line
-written for it; an entry that needs a setting to be switched on names it in SWITCHED_ON.
+TransformerTestCase is the model): glassrag/stage.py's contract checked on an index, over every
+entry of every table that index has (glassrag/pipeline/stages.py `tables(index)`: its
+retrievers are a function of it, the pg-* ones in PostgreSQL and a neural one per embedder it
+holds), for the folder index of tests/test_stage_contract.py and the PostgreSQL one of
+tests/store/test_stage_contract_pg.py, each with MiniLM's vectors. A new entry in a table gets
+these tests without a line written for it; an entry that needs a setting to be switched on
+names it in SWITCHED_ON.
 
 The stages after the ranking pass on more than a list, each in its declared field of
 StageOutput: the gate a decision (and the list it read, unless it declines), the answer its
@@ -21,9 +24,10 @@ import pytest
 from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
-from glassrag.pipeline import TABLES
+from glassrag.pipeline import TABLES, tables
 from glassrag.query import Query
 from glassrag.rerank.features import FEATURES
+from glassrag.retrieve import RETRIEVERS, table
 from glassrag.schema import Generation, Hit, Passage, Quote, StageTrace
 from glassrag.schema.kind import Kind
 from glassrag.stage import Decision, Entry, StageOutput
@@ -52,12 +56,31 @@ FLAT_MODEL = {"features": list(FEATURES), "mean": [0.0] * len(FEATURES), "std": 
               "weights": [0.1] * len(FEATURES), "bias": 0.0}
 
 
-def every_entry() -> list[tuple[str, str, Entry]]:
-    return [(kind, name, entry) for kind, table in TABLES.items() for name, entry in table.items()]
+# the embedders the contract's indexes hold vectors of (the bundled MiniLM)
+EMBEDDERS = ("minilm",)
 
 
-def ids() -> list[str]:
-    return [f"{kind}:{name}" for kind, name, _ in every_entry()]
+def every_entry(postgres: bool) -> list[tuple[str, str]]:
+    """(kind, name) of every entry of every table an index in PostgreSQL (`postgres`) or in a
+    folder has, holding the vectors of EMBEDDERS: what the contract tests are parametrised by
+    before the index is built. `test_the_index_has_every_entry` checks that the index the
+    tests are given has exactly these, so none is left out."""
+    return [(Kind.RETRIEVE, name) for name in table(postgres, EMBEDDERS)] + \
+        [(kind, name) for kind, entries in TABLES.items() for name in entries]
+
+
+def ids(postgres: bool) -> list[str]:
+    return [f"{kind}:{name}" for kind, name in every_entry(postgres)]
+
+
+def entries_of(index: Any) -> set[tuple[str, str]]:
+    """(kind, name) of every entry of every table `index` has."""
+    return {(kind, name) for kind, entries in tables(index).items() for name in entries}
+
+
+def check_offered(index: Any, kind: str, name: str, question: str) -> None:
+    """`check_entry` on the entry `index`'s own tables hold under `name`."""
+    check_entry(index, kind, name, tables(index)[Kind(kind)][name], question)
 
 
 def made(index: Any, kind: str, name: str, entry: Entry) -> tuple[Any, Config]:
@@ -76,10 +99,10 @@ def inputs_for(index: Any, config: Config, kind: str, query: Query) -> dict[str,
     (the gate's for the answer and the reader, the answer's for the generator), BM25's for the rest."""
     if kind == "retrieve":
         return {}
-    bm25 = TABLES["retrieve"]["bm25"].make(index, config, bm25_of(index, config))
+    bm25 = RETRIEVERS["bm25"].make(index, config, bm25_of(index, config))
     out = {"bm25": bm25.run(query, {})}
     if kind == "fuse":
-        out["lsa"] = TABLES["retrieve"]["lsa"].make(index, config, None).run(query, {})
+        out["lsa"] = RETRIEVERS["lsa"].make(index, config, None).run(query, {})
     if kind in ("select", "read", "generate"):
         packed = TABLES["budget"]["budget"].make(index, config, None).run(query, out)
         return {"budget": packed, "answer" if kind == "generate" else "gate": StageOutput(**PASSED)}

@@ -23,10 +23,11 @@ top score, the last ranking). It says so with `reads_trace = True` and splits it
 `measure(query, trace)` (the signals, what the stage cache keeps under `measure_id()`) and
 `decided(inputs, measured) -> StageOutput`; `run(query, inputs, trace)` is the two in turn.
 
-Every family of stages is a table of `Entry`s looked up by name (RETRIEVERS, FUSERS, RERANKERS,
-and the one-entry tables of versions, the matter filter, window scoring, MMR, the cap, the gate,
-the budget, the answer, the reader and the generator; glassrag/pipeline/stages.py lists them all
-in `TABLES`). An entry says how to make the stage from the settings, where it can run and what
+Every family of stages is a table of `Entry`s looked up by name (the retrievers an index has,
+FUSERS, RERANKERS, and the one-entry tables of versions, the matter filter, window scoring, MMR,
+the cap, the gate, the budget, the answer, the reader and the generator; glassrag/pipeline/stages.py
+`tables(index)` lists them all; the retrievers' is a function of the index: glassrag/retrieve/
+__init__.py `table`). An entry says how to make the stage from the settings, where it can run and what
 its score is, so the web asks the entry instead of deciding by a stage's name; a retriever that
 needs a part of its own in the index says how to build it, so the indexer asks the entry instead
 of testing the retrievers' names.
@@ -167,7 +168,8 @@ class Entry:
                     they switch it off (MMR without a λ, a cap of 0)
     describe_score  (stage name, its params) -> (glossary term, what the score of the hits it
                     passes on is), read from a trace alone, for the UI
-    available       index -> whether it can run on this index
+    available       index -> whether it can run on this index (and in this install, where what it
+                    needs follows from the index: a neural retriever's embedder)
     needs           config -> what the stage needs that these settings (and this install) lack, ''
                     when nothing: the generated-words retrievers need a generator that can run (the
                     bundled one installed, or an endpoint the user named); None for the rest.
@@ -175,6 +177,8 @@ class Entry:
                     web offers only the stages that run
     term            the glossary term that explains the stage (the ask page's link per stage, the
                     front page's per family); '' when the term of its score says it (`glossary`)
+    label           how the settings form and the lab name it; '' for its name in capitals
+                    (`title`): a neural retriever is named after its embedder as given
     build           (name, index, building) -> the index with the stage's own part added, for a
                     stage that reads more than the term counts every index has (LSA's fitted
                     model, an embedder's vectors): the indexer calls it for each retriever an
@@ -188,6 +192,7 @@ class Entry:
     build: Callable[..., Any] | None = None
     term: str = ""
     needs: Callable[[Any], str] | None = None
+    label: str = ""
 
     def runs(self, index: Any, config: Any = None) -> bool:
         """Whether the stage can run on `index` with `config` (the index's own when None): the
@@ -198,6 +203,11 @@ class Entry:
         """The glossary term of stage `name` with `params` made by this entry: its declared
         `term`, else its score's (`describe_score`), else ''."""
         return self.term or self.describe_score(name, params)[0]
+
+    def title(self, name: str) -> str:
+        """How the settings form and the lab name stage `name`: its `label`, else its name in
+        capitals."""
+        return self.label or name.upper()
 
 
 def keeps_scores(what: str) -> Callable[[str, Mapping[str, Any]], tuple[str, str]]:

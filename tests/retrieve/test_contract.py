@@ -15,7 +15,7 @@ from glassrag.evaluate.golden import Question, Span
 from glassrag.evaluate.runs import evaluate
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
-from glassrag.retrieve import RETRIEVERS, describe_score, offered
+from glassrag.retrieve import RETRIEVERS, offered, retrievers
 from glassrag.retrieve.base import Entry, ScoresAnyChunk, listed_scores
 from glassrag.schema import Hit, Kind
 from glassrag.stage import ScoreSource, StageOutput
@@ -103,7 +103,7 @@ def test_a_toy_retriever_is_observed_and_evaluated(index, toy):
 
 def test_the_toy_entry_has_the_defaults(index, toy):
     assert "toy" in offered(index)
-    term, text = describe_score("toy", {})
+    term, text = retrievers(index)["toy"].describe_score("toy", {})
     assert "toy" in text and "cosine" not in text.lower()
 
 

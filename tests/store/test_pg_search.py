@@ -19,6 +19,7 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.retrieve import make_retriever
+from glassrag.retrieve.postgres import PgBM25
 from glassrag.store import open_store
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "bench" / "scifact"
@@ -128,8 +129,13 @@ def test_pg_bm25_equals_bm25_on_scifact(pg_server):
 
 
 def test_pg_retrievers_refuse_an_index_in_a_folder(index):
-    with pytest.raises(ConfigError, match="searches an index in PostgreSQL"):
+    """A folder index's table has no pg-* retriever (retrieve/__init__.py `table`); made
+    directly, one still refuses it."""
+    with pytest.raises(ConfigError, match="unknown retriever 'pg-bm25'") as refused:
         make_retriever("pg-bm25", index, index.config, BM25(index.counts))
+    assert "bm25" in refused.value.hint and "pg-" not in refused.value.hint
+    with pytest.raises(ConfigError, match="searches an index in PostgreSQL"):
+        PgBM25(index, index.config, BM25(index.counts))
 
 
 def test_fulltext_retrievers_are_observed_stages_of_the_trace(demo_in_postgres):

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from glassrag.prepared import headline
+from glassrag.retrieve import RETRIEVERS  # the retrievers every index has: what these settings name
 from glassrag.schema import Run
 from tests.test_corpus_command import glassrag, prepared
 from tests.web.test_web_pages import text_of
@@ -212,7 +213,7 @@ def test_an_unknown_parameter_is_refused(built: Path, make_client):
 def gate_stage(config, extra: dict) -> tuple[dict, str]:
     from glassrag.web.home import stages
 
-    stage = next(s for s in stages(config, extra) if s["stage"] == "gate")
+    stage = next(s for s in stages(config, extra, RETRIEVERS) if s["stage"] == "gate")
     return {kv["name"]: kv["value"] for kv in stage["settings"]}, stage["note"]
 
 
@@ -243,7 +244,7 @@ def test_fusion_is_shown_as_run_only_with_two_retrievers():
     from glassrag.web.home import stages
 
     def fuse(config: Config) -> dict:
-        return next(s for s in stages(config, {}) if s["stage"] == "fuse")
+        return next(s for s in stages(config, {}, RETRIEVERS) if s["stage"] == "fuse")
 
     one = fuse(Config())
     assert one["note"].startswith("not run: one retriever is fused (bm25)")

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlencode
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="the web app needs the web extra: pip install 'glassrag[web]'")
@@ -15,8 +16,8 @@ pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from glassrag.retrieve import RETRIEVERS, describe_score, offered  # noqa: E402
-from glassrag.retrieve.postgres import PG_RETRIEVERS  # noqa: E402
+from glassrag.retrieve import RETRIEVERS, offered, table  # noqa: E402
+from glassrag.retrieve.postgres import ENTRIES as PG_RETRIEVERS  # noqa: E402  (the pg-* retrievers)
 from glassrag.store import EmbeddedStore  # noqa: E402
 from glassrag.web.server import create_app  # noqa: E402
 from tests.web.conftest import BASE_URL  # noqa: E402
@@ -46,12 +47,14 @@ def test_bm25_rm3_score_is_described_as_bm25_not_cosine(client: TestClient):
 
 
 def test_every_retriever_entry_describes_its_score():
-    for name in RETRIEVERS:
-        term, text = describe_score(name, {})
+    entries = table(postgres=True, embedders=["minilm"])  # every retriever an index can have
+    assert set(RETRIEVERS) | set(PG_RETRIEVERS) | {"minilm"} == set(entries)
+    for name, entry in entries.items():
+        term, text = entry.describe_score(name, {})
         assert text, name
-    assert "cosine" in describe_score("lsa", {})[1].lower()
-    assert "cosine" not in describe_score("bm25", {})[1].lower()
-    assert "cosine" in describe_score("minilm", {})[1].lower()  # a neural retriever, named after its model
+    assert "cosine" in entries["lsa"].describe_score("lsa", {})[1].lower()
+    assert "cosine" not in entries["bm25"].describe_score("bm25", {})[1].lower()
+    assert "cosine" in entries["minilm"].describe_score("minilm", {})[1].lower()  # named after its model
 
 
 def test_a_folder_index_offers_no_pg_retriever(client: TestClient, index):
@@ -68,11 +71,19 @@ def test_an_index_in_postgresql_offers_the_pg_retrievers():
     """An index object as the PostgreSQL store reads one: its chunk table holds the store (`pg`)."""
     from glassrag.config import Config
 
-    stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": None},
+    from glassrag.retrieve.neural import refusal
+    from glassrag.store.base import Embedded
+    from tests.test_stage_contract import MINILM
+
+    vectors = Embedded("minilm", dict(MINILM), np.zeros((1, 384), dtype=np.float32))
+    stored = SimpleNamespace(chunks=SimpleNamespace(pg=object()), lsa=None, embeddings={"minilm": vectors},
                              config=Config(), parts={})
     got = offered(stored)
-    assert set(PG_RETRIEVERS) <= set(got)
-    assert "lsa" not in got and got[-1] == "minilm"  # no LSA model: LSA not offered
+    assert set(PG_RETRIEVERS) - {"pg-dense", "pg-hnsw", "pg-hybrid"} <= set(got)
+    assert "lsa" not in got  # no LSA model: LSA not offered
+    runs = refusal(stored, "minilm") is None  # an install that can embed a question with MiniLM
+    assert {"pg-dense", "pg-hnsw", "pg-hybrid", "minilm"} <= set(got) if runs else not {"pg-dense", "minilm"} & set(got)
+    assert got[-1] == "minilm" or not runs  # the embedders' after the rest
 
 
 def test_the_matter_filter_and_window_scoring_are_drawn_and_described(client: TestClient):
@@ -100,9 +111,10 @@ def test_the_ask_page_and_the_front_page_read_one_term_per_retriever(name: str, 
     from glassrag.web.ask import stage_term
     from glassrag.web.home import stages
 
-    assert stage_term(StageTrace(name, "retrieve", {}, (), (), 0, 0.0, ())) == term
+    offered_here = table(postgres=True, embedders=["minilm"])  # an index in PostgreSQL with MiniLM's vectors
+    assert stage_term(StageTrace(name, "retrieve", {}, (), (), 0, 0.0, ()), offered_here) == term
     config = Config().with_overrides(retrieve={"retrievers": [name], "observe": []})
-    assert next(s for s in stages(config, {}) if s["stage"] == "retrieve")["term"] == term
+    assert next(s for s in stages(config, {}, offered_here) if s["stage"] == "retrieve")["term"] == term
 
 
 @pytest.mark.parametrize("name, kind, params, term", [
@@ -116,5 +128,5 @@ def test_every_stage_s_term_is_its_entry_s(name: str, kind: str, params: dict, t
     from glassrag.web.ask import stage_term
     from glassrag.web.glossary import TERMS
 
-    assert stage_term(StageTrace(name, kind, params, (), (), 0, 0.0, ())) == term
+    assert stage_term(StageTrace(name, kind, params, (), (), 0, 0.0, ()), RETRIEVERS) == term
     assert term == "" or term in TERMS  # a term the glossary explains

@@ -99,8 +99,8 @@ def _ingest(store: Any, location: str, previous: Any, cluster: Any, paths: Seque
             config_file: Path | None, chunk: dict[str, Any] | None, prune: bool, max_mb: float,
             embedder: str | None, max_text: tuple[float, float] | None) -> int:
     """`ingest` under the writer lock: build the index (on the cluster when `cluster`), write it."""
-    from glassrag.indexer import build_index, retriever_name, with_embedder
-    from glassrag.retrieve import available, check_retrievers
+    from glassrag.indexer import build_index, with_embedder
+    from glassrag.retrieve import check_retrievers, planned
     from glassrag.store import is_postgres
 
     # the previous index's settings < --config < flags: a file overrides only what it names
@@ -110,8 +110,7 @@ def _ingest(store: Any, location: str, previous: Any, cluster: Any, paths: Seque
         config = with_embedder(config, embedder)
     if cluster is not None:
         config = cluster.settings(config)
-    check_retrievers(config, available(is_postgres(location), map(retriever_name, config.neural.models)),
-                     "the settings of this ingest; nothing was written")
+    check_retrievers(config, planned(config, is_postgres(location)), "the settings of this ingest; nothing was written")
     with progress("{task.description:<8}") as bar:
         task = bar.add_task("reading", total=None)
         index, report = build_index(

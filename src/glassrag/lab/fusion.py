@@ -21,6 +21,7 @@ from typing import Any, Mapping
 from glassrag.config import Config
 from glassrag.errors import ConfigError
 from glassrag.lab.base import RETRIEVAL_ONLY, LabBench, means, number, pipeline_rankings, qrels_of, setting
+from glassrag.retrieve import retrievers
 
 METRICS = ("recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10")
 LISTED = 10  # the depth of the lists shown for a picked question
@@ -63,7 +64,9 @@ def exhibit(bench: LabBench, params: Mapping[str, str]) -> dict[str, Any]:
     with bench.lock:
         ranked, answers = pipeline_rankings(bench, config, questions)
     qrels = qrels_of(bench, questions)
-    stages = [("bm25", "BM25"), (emb, emb.upper() if emb == "lsa" else emb), ("fuse", f"fusion ({method})")]
+    offered = retrievers(bench.index)  # each named as its entry says, as the settings form names it
+    stages = [("bm25", offered["bm25"].title("bm25")), (emb, offered[emb].title(emb)),
+              ("fuse", f"fusion ({method})")]
     rows = [{"stage": s, "label": label, "metrics": means(ranked.get(s, {}), qrels, METRICS)} for s, label in stages]
     squares = []
     for q in questions:

@@ -18,7 +18,7 @@ from glassrag.lexical.bm25 import BM25
 from glassrag.pipeline.stages import ChunkDocs, configured, input_of
 from glassrag.present.answer import answer_of
 from glassrag.query import Query
-from glassrag.retrieve import Retriever, available, check_retrievers, make_retriever
+from glassrag.retrieve import Retriever, check_retrievers, retrievers
 from glassrag.schema import Answer, StageTrace
 from glassrag.schema.kind import Kind
 from glassrag.stage import Stage, StageOutput
@@ -45,8 +45,8 @@ class Pipeline:
         self.cache = cache
         self.config = c = config or index.config
         r = c.retrieve
-        check_retrievers(c, available(index.chunks.pg is not None, index.embeddings),
-                         "the settings of this question")
+        offers = retrievers(index)  # the index's table: every retriever it has, each made by its entry
+        check_retrievers(c, offers, "the settings of this question")
         self.observed = [n for n in r.observe if n not in r.retrievers]
         self.notes: list[str] = []  # decisions taken when the pipeline was built, shown with analyze
         if self.observed and len(index.chunks) > r.observe_max_chunks:
@@ -55,7 +55,7 @@ class Pipeline:
                               f"{', '.join(self.observed)} not run")
             self.observed = []
         self.bm25 = BM25(index.counts, c.bm25.k1, c.bm25.b, index.bm25_weights(c.bm25.k1, c.bm25.b))
-        self.retrievers: dict[str, Retriever] = {name: make_retriever(name, index, c, self.bm25)
+        self.retrievers: dict[str, Retriever] = {name: offers[name].make(index, c, self.bm25)
                                                  for name in dict.fromkeys(r.retrievers + self.observed)}
         self._pool: ThreadPoolExecutor | None = None  # retrievers side by side, made once
         self._ids: dict[int, str] = {}  # id(stage) -> digest of its name, kind and params (cache keys)

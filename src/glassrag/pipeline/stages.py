@@ -1,6 +1,8 @@
 """The configured list: which stages a question goes through after its retrievers, each made
-by its table's entry from the settings, and every table of stages by the kind of stage it makes
-(`TABLES`, what the contract test runs over and what the web asks to explain a stage of a trace).
+by its table's entry from the settings, and every table of stages an index has by the kind of
+stage it makes (`tables(index)`: the index's retrievers, retrieve/__init__.py `retrievers`, then
+the fixed `TABLES`; what the contract test runs over and what the web asks to explain a stage of
+a trace).
 
 The stage contract itself is in glassrag/stage.py."""
 
@@ -23,17 +25,18 @@ from glassrag.rerank.matter import MATTER
 from glassrag.rerank.mmr import MMRS
 from glassrag.rerank.versions import VERSIONS
 from glassrag.rerank.window import WINDOWS
-from glassrag.retrieve import NEURAL, RETRIEVERS
+from glassrag.retrieve import retrievers
 from glassrag.schema.kind import Kind
 from glassrag.stage import Entry, Stage
 from glassrag.store.base import ChunkDocs, ChunkTexts, Index
 
 __all__ = ["AFTER_RETRIEVAL", "RERANKERS", "TABLES", "ChunkDocs", "ChunkTexts", "Stage", "Step", "after_retrieval",
-           "auto_reranker", "configured", "entry_of", "input_of"]
+           "auto_reranker", "configured", "entry_of", "input_of", "tables"]
 
-# every table of stages, by the kind of the stages its entries make, in the order they run
+# every table of stages after the retrievers (whose table is a function of the index: `tables`),
+# by the kind of the stages its entries make, in the order they run
 TABLES: dict[Kind, Mapping[str, Entry]] = {
-    Kind.RETRIEVE: RETRIEVERS, Kind.FUSE: FUSERS, Kind.VERSIONS: VERSIONS, Kind.FILTER: MATTER,
+    Kind.FUSE: FUSERS, Kind.VERSIONS: VERSIONS, Kind.FILTER: MATTER,
     Kind.WINDOW: WINDOWS, Kind.RERANK: RERANKERS, Kind.MMR: MMRS, Kind.CAP: CAPS,
     # the gate's glossary term, declared here while glassrag/gate/ is reworked (issue 50.5)
     Kind.GATE: {name: replace(entry, term=entry.term or "gate") for name, entry in GATES.items()},
@@ -46,6 +49,12 @@ AFTER_RETRIEVAL = (Kind.FUSE, Kind.VERSIONS, Kind.FILTER, Kind.WINDOW, Kind.RERA
 # ranking, which the gate reads too) and the stages whose decision it consults
 AFTER_GATE = ((Kind.BUDGET, "budget", "ranked", ()), (Kind.SELECT, "answer", "budget", ("gate",)),
               (Kind.READ, "read", "budget", ("gate",)), (Kind.GENERATE, "generate", "budget", ("answer",)))
+
+
+def tables(index: Index) -> dict[Kind, Mapping[str, Entry]]:
+    """Every table of stages `index` has, by kind, in the order they run: its retrievers (those
+    of every index, its store's, one per embedder it holds) and the fixed TABLES."""
+    return {Kind.RETRIEVE: retrievers(index), **TABLES}
 
 
 @dataclass(frozen=True)
@@ -86,9 +95,9 @@ def input_of(steps: list[Step], first: str, kind: str) -> str:
     `first`. So the reranker's training rows are read from the list the reranker receives,
     with the reranker itself switched off. Fusion reads every fused retriever: ValueError."""
     of = Kind.of(kind)
-    if of is None or of not in TABLES or of in (Kind.RETRIEVE, Kind.FUSE):
+    if of is None or of not in TABLES or of == Kind.FUSE:
         raise ValueError(f"a stage of kind {kind!r} does not read one list; kinds that do: "
-                         f"{', '.join(k for k in TABLES if k not in (Kind.RETRIEVE, Kind.FUSE))}")
+                         f"{', '.join(k for k in TABLES if k != Kind.FUSE)}")
     for i, step in enumerate(steps):
         if step.stage.kind == of:
             return (step.reads or (steps[i - 1].stage.name if i else first,))[-1]
@@ -117,12 +126,13 @@ def after_retrieval(index: Index, config: Config, bm25: BM25) -> tuple[list[Step
     return steps, notes
 
 
-def entry_of(name: str, kind: str, params: Mapping[str, Any]) -> Entry | None:
-    """The table entry that made the stage of a trace (`name`, `kind`, `params`): a retriever
-    (also when observed) by its name, a neural one by NEURAL, a fusion or a reranker by its
-    `method`, any other stage by its name in its kind's table."""
+def entry_of(name: str, kind: str, params: Mapping[str, Any], offered: Mapping[str, Entry]) -> Entry | None:
+    """The table entry that made the stage of a trace (`name`, `kind`, `params`) on an index
+    whose retrievers are `offered` (retrieve/__init__.py `retrievers(index)`): a retriever (also
+    when observed) by its name among them, a fusion or a reranker by its `method`, any other
+    stage by its name in its kind's table."""
     if kind in (Kind.RETRIEVE, Kind.OBSERVE):
-        return RETRIEVERS.get(name, NEURAL)
+        return offered.get(name)
     of = Kind.of(kind)
     table = TABLES.get(of, {}) if of is not None else {}
     return table.get(str(params.get("method", name)))

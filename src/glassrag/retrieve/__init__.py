@@ -6,19 +6,22 @@ chunks it scored; its output declares its score of any chunk when it has one (`s
 `params()` hold every setting it reads, so a trace records them and the sweep's stage cache
 (glassrag/stage_cache.py) keys on them.
 
-BM25, BM25 with RM3 feedback, BM25 with a generator's words (retrieve/generated.py), LSA and
-the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres.py) and ray-bm25
-(BM25 over a sharded index's shards on Ray, glassrag/retrieve/shards.py) are looked
-up by name in RETRIEVERS, one `Entry` each: how to make it, what its score is (`describe_score`,
-for the UI) and where it can run (`available`); a neural retriever exists for each embedding model an index was built with and is named
-after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
-model, an embedder's vectors) builds it (`build`); `index_parts` says which an index built with
-given settings needs. Adding a retriever is one class and one entry here.
+Which retrievers there are is a function of the index (`table`, `retrievers`): every index has
+RETRIEVERS' (BM25, BM25 with RM3 feedback, BM25 with a generator's words from
+retrieve/generated.py, LSA, and ray-bm25, BM25 over a sharded index's shards on Ray,
+retrieve/shards.py); an index in PostgreSQL has the pg-* ones too (SQL over the index,
+retrieve/postgres.py `ENTRIES`); and an index holding an embedder's vectors has a neural
+retriever named after it (retrieve/neural.py `entry`). Every one is an `Entry` of the same
+shape: how to make it from (index, config, bm25), what its score is (`describe_score`, for the
+UI), whether it can run on this index and install (`available`, `needs`). An entry whose
+retriever needs a part of its own in the index (LSA's model, an embedder's vectors) builds it
+(`build`); `index_parts` says which an index built with given settings needs. Adding a
+retriever is one class and one entry in RETRIEVERS.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from typing import Callable, Iterable
 
 from glassrag.config import Config
 from glassrag.errors import ConfigError, UnknownNameError
@@ -27,59 +30,73 @@ from glassrag.retrieve import bm25, generated, lsa, neural, rm3, shards
 from glassrag.retrieve import postgres as pg
 from glassrag.retrieve.base import Entry, Retriever
 from glassrag.retrieve.neural import NeuralRetriever
-from glassrag.retrieve.postgres import PG_RETRIEVERS
 from glassrag.store.base import Index
 
+# the retrievers every index has (each says itself where it can run: `available`, `needs`)
 RETRIEVERS: dict[str, Entry] = {
     "bm25": Entry(bm25.BM25Retriever, bm25.describe_score, term="BM25"),
     "bm25-rm3": Entry(rm3.RM3Retriever, rm3.describe_score, term="BM25"),
     **{name: Entry(generated.maker(name), generated.describe_score, term="BM25", needs=generated.unavailable)
        for name in generated.PROMPTS},
     "lsa": Entry(lsa.LSARetriever, lsa.describe_score, lsa.has_lsa, lsa.build, term="LSA"),
-    **{name: Entry(made, pg.describe_score, made.runs_on, term=made.term) for name, made in PG_RETRIEVERS.items()},
     "ray-bm25": Entry(shards.ShardedBM25, shards.describe_score, shards.is_sharded, term="BM25"),
 }
-# the retriever of each embedder an index was built with (available where it has that embedder)
-NEURAL = Entry(NeuralRetriever, neural.describe_score, build=neural.build, term="dense")
+# what a name no table holds may have meant (the hint of the error that refuses it)
+ELSEWHERE = "a neural retriever exists when the index is built with --embedder; pg-* ones when it is in PostgreSQL"
 
-__all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_retrievers", "describe_score",
-           "index_parts", "make_retriever", "offered", "NeuralRetriever"]
+__all__ = ["RETRIEVERS", "Entry", "Retriever", "check_retrievers", "embedders", "index_parts", "make_retriever",
+           "offered", "planned", "retrievers", "table", "NeuralRetriever"]
 
 
-def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
-    """The retrievers an index can run: the pg-* ones only in PostgreSQL, and one per embedder."""
-    return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embeddings)
+def table(postgres: bool, embedders: Iterable[str]) -> dict[str, Entry]:
+    """Every retriever of an index in PostgreSQL (`postgres`) or in a folder, holding the
+    vectors of `embedders`, by name: RETRIEVERS', then the pg-* ones where it is in PostgreSQL,
+    then one per embedder, named after it; each an `Entry` of the same shape, in this order
+    (the settings form's)."""
+    return {**RETRIEVERS, **(pg.ENTRIES if postgres else {}), **{name: neural.entry(name) for name in embedders}}
+
+
+def retrievers(index: Index) -> dict[str, Entry]:
+    """The retrievers `index` has (`table` of its store and its embedders): what the pipeline
+    makes its retrievers from, the web describes a trace's with, and the contract test checks."""
+    return table(pg.in_postgres(index), index.embeddings)
+
+
+def embedders(config: Config) -> tuple[str, ...]:
+    """The neural retrievers an index built with `config` holds: one per embedder of
+    neural.models, by `neural.retriever_name`."""
+    return tuple(dict.fromkeys(map(neural.retriever_name, config.neural.models)))
+
+
+def planned(config: Config, postgres: bool) -> dict[str, Entry]:
+    """The retrievers of the index `config` builds (in PostgreSQL when `postgres`): what an
+    ingest checks its settings against before it reads a file."""
+    return table(postgres, embedders(config))
 
 
 def offered(index: Index, config: Config | None = None) -> tuple[str, ...]:
     """The retrievers `index` can run with `config` (its own settings when None), each entry
-    asked (`runs`: available on the index, nothing it needs missing), in the table's order,
-    then one per embedder: what the web's settings form offers (with the generator the
-    server was started with)."""
-    return (*(n for n, e in RETRIEVERS.items() if e.runs(index, config)), *index.embeddings)
+    asked (`runs`: available on the index and this install, nothing it needs missing), in the
+    table's order: what the web's settings form offers (with the generator the server was
+    started with)."""
+    return tuple(name for name, entry in retrievers(index).items() if entry.runs(index, config))
 
 
 def index_parts(config: Config) -> list[tuple[str, Callable[..., Index]]]:
     """The retrievers whose own part an index built with `config` holds, each with its entry's
-    `build`: every fused or observed retriever whose entry has one, in the table's order, then
-    the neural retriever of each embedder of neural.models."""
-    wanted = {*config.retrieve.retrievers, *config.retrieve.observe}
-    own = [(name, e.build) for name, e in RETRIEVERS.items() if e.build is not None and name in wanted]
-    embedders = dict.fromkeys(map(neural.retriever_name, config.neural.models))
-    return [*own, *((name, NEURAL.build) for name in embedders if NEURAL.build is not None)]
+    `build`, in the table's order: every fused or observed retriever whose entry has one, and
+    the neural retriever of each embedder of neural.models (its part, the vectors, is what
+    makes the index have it)."""
+    wanted = {*config.retrieve.retrievers, *config.retrieve.observe, *embedders(config)}
+    return [(name, e.build) for name, e in planned(config, False).items() if e.build is not None and name in wanted]
 
 
-def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
-    """(glossary term, what the score is) of retriever `name` with `params`, as its entry says."""
-    return RETRIEVERS.get(name, NEURAL).describe_score(name, params)
-
-
-def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None:
+def check_retrievers(config: Config, names: Iterable[str], where: str) -> None:
     """ConfigError unless retrieve.retrievers names at least one retriever, each once (so does
-    retrieve.observe), and every fused or observed name is one this index has (`names`, from
-    `available`): checked when an index is built, so settings that would break every later
-    ask are never stored (issue 28.10)."""
-    r = config.retrieve
+    retrieve.observe), and every fused or observed name is one this index has (`names`, its
+    table's): checked when an index is built, so settings that would break every later ask are
+    never stored (issue 28.10)."""
+    r, names = config.retrieve, tuple(names)
     for field, listed in (("retrieve.retrievers", r.retrievers), ("retrieve.observe", r.observe)):
         twice = [n for n in dict.fromkeys(listed) if listed.count(n) > 1]
         if twice:  # fusing a list with itself would trace it twice and "fuse" one list
@@ -92,17 +109,15 @@ def check_retrievers(config: Config, names: tuple[str, ...], where: str) -> None
             else "retrieve.observe"
         what = (f"unknown retriever(s) {', '.join(map(repr, unknown))} in {field}" if unknown
                 else "retrieve.retrievers is empty: nothing would feed the answer")
-        raise ConfigError(f"{what} ({where})",
-                          f"this index can run: {', '.join(names)} (a neural retriever exists when the index "
-                          "is built with --embedder; pg-* ones when it is in PostgreSQL)")
+        raise ConfigError(f"{what} ({where})", f"this index can run: {', '.join(names)} ({ELSEWHERE})")
 
 
 def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retriever:
-    """Retriever `name` over `index` with `config`'s settings; UnknownNameError lists the
-    names this index has."""
-    if name in RETRIEVERS:
-        made: Retriever = RETRIEVERS[name].make(index, config, bm25)
-        return made
-    if name in index.embeddings:
-        return NeuralRetriever(index, config, name)
-    raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings])
+    """Retriever `name` over `index` with `config`'s settings, made by its entry in the index's
+    table; UnknownNameError lists the names this index has when it has none of that name (a
+    pg-* one on a folder index, an embedder's it holds no vectors of)."""
+    entries = retrievers(index)
+    if name not in entries:
+        raise UnknownNameError("retriever", name, list(entries))
+    made: Retriever = entries[name].make(index, config, bm25)
+    return made

@@ -7,13 +7,16 @@ was built with (its model family's), any other value replaces it for the questio
 passages keep theirs: changing `passage_instruction` needs a re-ingest).
 
 Its part of the index, every chunk's vectors, is built by `build` (the table entry's hook), from
-the embedding cache where the same model embedded the same text before."""
+the embedding cache where the same model embedded the same text before. An index has one such
+retriever per embedder it holds vectors of, each an ordinary table entry (`entry`, listed by
+retrieve/__init__.py `table`) that runs where this install can embed a question with the
+embedder that made them (`refusal`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -26,7 +29,7 @@ from glassrag.ingest.report import IngestReport, Progress
 from glassrag.retrieve.base import Building, Ranks, corpus_scores, cosines, exact_top, hits_of
 from glassrag.schema import Hit
 from glassrag.schema.kind import Kind
-from glassrag.stage import NOT_A_PROBABILITY, ScoreSource
+from glassrag.stage import NOT_A_PROBABILITY, Entry, ScoreSource, StageOutput
 from glassrag.store.base import Embedded, Index
 
 if TYPE_CHECKING:
@@ -52,6 +55,47 @@ def build(name: str, index: Index, building: Building) -> Index:
     embedded = embed_chunks(model, index.config, building.texts(), building.cache_dir, building.report,
                             building.progress)
     return replace(index, embeddings={**index.embeddings, name: embedded})
+
+
+def entry(name: str) -> Entry:
+    """The table entry of the neural retriever named after embedder `name`: made as every
+    retriever is, `(index, config, bm25)`; available where the index holds that embedder's
+    vectors and this install can embed a question with it; its part is built by `build`."""
+    return Entry(maker(name), describe_score, lambda index: refusal(index, name) is None, build, term="dense",
+                 label=name)
+
+
+def maker(name: str) -> Callable[[Index, Config, Any], "NeuralRetriever"]:
+    """The entry's `make` for the retriever named `name`: the ConfigError of `refusal` where it
+    cannot run."""
+
+    def made(index: Index, config: Config, bm25: Any = None) -> NeuralRetriever:
+        refused = refusal(index, name)
+        if refused is not None:
+            raise refused
+        return NeuralRetriever(index, config, name)
+
+    return made
+
+
+def refusal(index: Index, name: str) -> ConfigError | None:
+    """Why retriever `name` cannot run on `index` in this install, or None when it can: the
+    index holds no vectors of an embedder by that name, or the embedder that made them cannot
+    embed a question here (its weights are not installed, or its runtime: onnxruntime and
+    tokenizers for the onnx backend, torch for the torch one; `SentenceEmbedder.check_runtime`,
+    found without loading anything)."""
+    if name not in index.embeddings:
+        return ConfigError(f"retriever {name} reads the vectors of embedder {name}; this index holds "
+                           f"{', '.join(index.embeddings) or 'none'}",
+                           f"ingest with --embedder {name}, or drop {name} from [retrieve] retrievers and observe")
+    from glassrag.dense.neural import SentenceEmbedder
+
+    try:
+        SentenceEmbedder.from_params(dict(index.embeddings[name].params)).check_runtime()
+    except ConfigError as e:
+        problem = e.problem.removesuffix("; nothing was read")  # check_runtime speaks to an ingest
+        return ConfigError(f"retriever {name} cannot embed a question in this install: {problem}", e.hint)
+    return None
 
 
 def embedder_for(model: str, config: Config) -> "SentenceEmbedder":
@@ -148,9 +192,22 @@ class NeuralRetriever(Ranks):
         q = normalize_rows(self.vector(query).reshape(1, -1))[0]
         return ScoreSource(lambda ids: search.vectors[[position[c] for c in ids]] @ q, whole_corpus=False)
 
+    def run(self, query: Query, inputs: Mapping[str, StageOutput]) -> StageOutput:
+        """`Ranks.run`; on the question that loads the model, the load's time is declared as
+        setup (`setup_ms`: left out of the time the trace shows, as the generator's is), and said.
+        A model another retriever of this process loaded before is shared, not loaded (0 ms):
+        nothing to say."""
+        embedder, _ = self.parts()
+        first = embedder._model is None
+        output = super().run(query, inputs)
+        if not first or not embedder.load_ms:
+            return output
+        loaded = (f"the model was loaded for this first question: {embedder.load_ms:.0f} ms (not in the time "
+                  "shown; a running server loads it once)")
+        return replace(output, notes=(*output.notes, loaded), setup_ms=float(embedder.load_ms))
+
     def apply(self, query: Query, hits: list[Hit]) -> tuple[list[Hit], list[str]]:
         embedder, search = self.parts()
-        first = embedder._model is None
         vector = self.vector(query)
         from glassrag.dense.neural import one_blas_thread
 
@@ -163,7 +220,4 @@ class NeuralRetriever(Ranks):
                  *embedder.warnings()]
         if removed:
             notes.append(f"similarity cutoff {self.cutoff} removed {removed} hits")
-        if first and embedder.load_ms is not None:
-            notes.append(f"the model was loaded for this first question: {embedder.load_ms:.0f} ms "
-                         "of the time shown (a running server loads it once)")
         return hits_of(self.index, self.name, idx, scores), notes

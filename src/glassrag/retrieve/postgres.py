@@ -12,7 +12,10 @@ SQL and the formulas), traced and evaluated like any other stage:
     pg-hybrid        the common SQL hybrid: full text + pgvector (cosine ≥ cutoff) fused by RRF
                      in one CTE
 
-Each opens its own connection on first use (retrievers run side by side in threads).
+Each opens its own connection on first use (retrievers run side by side in threads). They are
+entries of the same shape as every retriever's (`ENTRIES`), in the table of an index in
+PostgreSQL only (retrieve/__init__.py `table`); the three that embed the question run only
+where this install can run the embedder that made the index's vectors.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from glassrag.errors import ConfigError
 from glassrag.lexical.bm25 import BM25
 from glassrag.query import Query
 from glassrag.retrieve.base import Ranks
+from glassrag.retrieve.neural import refusal
 from glassrag.schema import Hit
 from glassrag.schema.kind import Kind
-from glassrag.stage import NOT_A_PROBABILITY
+from glassrag.stage import NOT_A_PROBABILITY, Entry
 from glassrag.store import pgsearch
 from glassrag.store.pgcheck import an_object, damaged, retried
 from glassrag.store.pgschema import IDENTIFIER, TEXT_SEARCH
@@ -44,7 +48,7 @@ def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """What a pg-* retriever's score is, by the SQL it runs (its `family` and `rank` params);
     its glossary term is its class's (`term`)."""
     term, text = _score(params)
-    return (PG_RETRIEVERS[name].term if name in PG_RETRIEVERS else term), f"{text} {NOT_A_PROBABILITY}"
+    return (ENTRIES[name].term if name in ENTRIES else term), f"{text} {NOT_A_PROBABILITY}"
 
 
 def _score(params: Mapping[str, Any]) -> tuple[str, str]:
@@ -179,8 +183,10 @@ class _PgDense(_PgRetriever):
 
     @staticmethod
     def runs_on(index: Index) -> bool:
-        """An index in PostgreSQL with an embedder's vectors."""
-        return in_postgres(index) and bool(index.embeddings)
+        """An index in PostgreSQL with an embedder's vectors whose embedder this install can run
+        (the question is embedded here: retrieve/neural.py `refusal`); the one of [postgres]
+        dense when it names another is checked when the retriever is made."""
+        return in_postgres(index) and bool(index.embeddings) and refusal(index, next(iter(index.embeddings))) is None
 
     def __init__(self, index: Index, config: Config, bm25: BM25 | None = None) -> None:
         super().__init__(index, config, bm25)
@@ -189,6 +195,10 @@ class _PgDense(_PgRetriever):
             raise ConfigError(f"retriever {self.name} needs an embedder's vectors; this index has "
                               f"{', '.join(index.embeddings) or 'none'}",
                               "ingest with --embedder minilm, or set [postgres] dense to one the index has")
+        refused = refusal(index, wanted)
+        if refused is not None:
+            raise ConfigError(f"retriever {self.name} embeds the question with {wanted}: {refused.problem}",
+                              refused.hint)
         self.embedder_name = wanted
         sql = f"SELECT table_name, vector_type FROM {self.store.loc.table('embedders')} WHERE name = %s"
         row = self.store.retried(lambda conn: conn.execute(sql, (wanted,)).fetchone())
@@ -263,5 +273,7 @@ class PgHybrid(_PgDense):
         return self.ranked(query, rows), notes
 
 
-PG_RETRIEVERS: dict[str, Any] = {r.name: r for r in (PgBM25, PgDense, PgHNSW, PgFulltext, PgFulltextOr,
-                                                        PgHybrid)}
+# the retrievers an index in PostgreSQL has besides every index's (retrieve/__init__.py `table`),
+# each an entry of the same shape as theirs
+ENTRIES: dict[str, Entry] = {r.name: Entry(r, describe_score, r.runs_on, term=r.term)
+                             for r in (PgBM25, PgDense, PgHNSW, PgFulltext, PgFulltextOr, PgHybrid)}

@@ -18,9 +18,9 @@ from glassrag.evaluate.golden import Question, normalize_space
 from glassrag.evaluate.relevance import visible
 from glassrag.evaluate.records import generation_record
 from glassrag.gate.score import score_name
-from glassrag.pipeline import Pipeline, auto_reranker, entry_of
+from glassrag.pipeline import Pipeline, auto_reranker, entry_of, retrievers
 from glassrag.schema import Answer, Kind, Passage, StageTrace
-from glassrag.stage import own_score
+from glassrag.stage import Entry, own_score
 from glassrag.web import settings
 from glassrag.web.catalog import Source
 from glassrag.web.glossary import CAUSES
@@ -68,23 +68,24 @@ def scoring_stage(answer: Answer) -> StageTrace | None:
     return next((t for t in reversed(answer.trace) if Kind(t.kind).scores), None)
 
 
-def explain_score(stage: StageTrace | None) -> dict[str, str]:
+def explain_score(stage: StageTrace | None, offered: Mapping[str, Entry]) -> dict[str, str]:
     """What a passage's score is and what it is not, in one line, with the glossary term: the
-    table entry that made the stage says (glassrag/stage.py `Entry.describe_score`)."""
+    table entry that made the stage says (glassrag/stage.py `Entry.describe_score`; a
+    retriever's among `offered`, the index's: glassrag/retrieve/__init__.py `retrievers`)."""
     if stage is None:
         return {"stage": "", "term": "", "text": "No stage scored these passages."}
-    entry = entry_of(stage.name, stage.kind, stage.params)
+    entry = entry_of(stage.name, stage.kind, stage.params, offered)
     term, text = (entry.describe_score if entry else own_score)(stage.name, stage.params)
     return {"stage": stage.name, "term": term, "text": text}
 
 
-def stage_term(stage: StageTrace) -> str:
+def stage_term(stage: StageTrace, offered: Mapping[str, Entry]) -> str:
     """The glossary term that explains a stage, or '': an observed retriever's role, else what
-    the table entry that made it declares (glassrag/stage.py `Entry.glossary`), as the front
-    page reads it."""
+    the table entry that made it declares (glassrag/stage.py `Entry.glossary`; a retriever's
+    among `offered`, the index's), as the front page reads it."""
     if stage.kind == "observe":
         return "observed retriever"
-    entry = entry_of(stage.name, stage.kind, stage.params)
+    entry = entry_of(stage.name, stage.kind, stage.params, offered)
     return entry.glossary(stage.name, stage.params) if entry else ""
 
 
@@ -178,11 +179,12 @@ class AskView:
                 labelled, answer.generation, self.source.titles(self.live), self.index.analyzer)
         out["shown"] = [self._passage(p, explain) for p in
                         ([answer.passage] if answer.passage else []) + list(answer.also_found)]
-        out["score"] = explain_score(scoring_stage(answer))
+        offered = retrievers(self.index)  # the index's table: the entries that made its retrievers
+        out["score"] = explain_score(scoring_stage(answer), offered)
         out["route"] = route
         out["bm25_terms"] = self._term_table(answer, tokens, explain)
         out["stages"] = [{"name": t.name, "kind": t.kind, "n_in": t.n_in, "n_out": len(t.hits), "ms": t.ms,
-                          "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t)}
+                          "notes": list(t.notes), "params": _params(t.params), "term": stage_term(t, offered)}
                          for t in answer.trace]
         if out["bm25_terms"].get("bounded"):  # said where the stage is shown, and in the JSON
             note = (f"explanation bounded: {MAX_EXPLAINED_TERMS} of {out['bm25_terms']['distinct_terms']} "

@@ -20,9 +20,10 @@ from glassrag.errors import ConfigError, GlassragError
 from glassrag.gate import answerability
 from glassrag.gate.score import score_name
 from glassrag.gate.threshold import Gate, scoring_settings
-from glassrag.pipeline import auto_reranker, entry_of
+from glassrag.pipeline import auto_reranker, entry_of, retrievers
 from glassrag.prepared import RUN_NAME, prepared_corpora
 from glassrag.schema import QuestionRecord
+from glassrag.stage import Entry
 from glassrag.web.ask import ask_link
 from glassrag.web.catalog import Catalog, RunFile, Source
 from glassrag.web.glossary import CAUSES
@@ -79,7 +80,7 @@ def corpus_view(source: Source) -> dict[str, Any]:
         "index": source.name, "path": source.shown,
         "documents": len(index.documents), "chunks": len(index.chunks),
         "golden": _golden(golden.questions, golden.path) if golden else None,
-        "stages": stages(index.config, index.extra),
+        "stages": stages(index.config, index.extra, retrievers(index)),
         "run": None, "figures": [], "examples": [], "make_run": None,
         "links": {page: f"/{page}?" + urlencode({"index": source.name})
                   for page in ("ask", "analytics", "documents")},
@@ -135,9 +136,10 @@ def _spread(records: list[QuestionRecord], wanted: int) -> list[QuestionRecord]:
     return [records[i] for i in sorted((first + rest)[:wanted])]
 
 
-def stages(config: Config, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
+def stages(config: Config, extra: Mapping[str, Any], offered: Mapping[str, Entry]) -> list[dict[str, Any]]:
     """The six stages as `config` and the index's calibration (`extra`) set them: each with
-    its settings (name, value) and, where the index decides something, what it decides."""
+    its settings (name, value) and, where the index decides something, what it decides; the
+    first retriever's glossary term from its entry among `offered` (the index's retrievers)."""
     c = config
     retrievers, observed = list(c.retrieve.retrievers), [n for n in c.retrieve.observe
                                                          if n not in c.retrieve.retrievers]
@@ -174,7 +176,7 @@ def stages(config: Config, extra: Mapping[str, Any]) -> list[dict[str, Any]]:
             ("answer.budget_words", c.answer.budget_words),
             ("reader threshold", reader["threshold"] if "threshold" in reader else "0.5 (not calibrated)")]
     first = retrievers[0] if retrievers else ""
-    made_by = entry_of(first, "retrieve", {}) if first else None  # its glossary term, as the ask page reads it
+    made_by = entry_of(first, "retrieve", {}, offered) if first else None  # its glossary term, as the ask page reads it
     rows = [("chunk", "chunk", [("chunk.chunker", c.chunk.chunker), ("chunk.size", c.chunk.size),
                                 ("chunk.unit", c.chunk.unit), ("chunk.overlap", c.chunk.overlap)], ""),
             ("retrieve", made_by.glossary(first, {}) if made_by else "", retrieve, ""),

@@ -6,20 +6,23 @@ Every query-time setting of `Config` can be given as `section.name`; a retriever
 `glassrag.config` (type, range, choices), as TOML files and command-line flags are, so a
 malformed value gets a 400 that names the setting and what it takes. Settings whose
 definition says they need a re-ingest (chunking, analysis, the LSA model, which embedders
-exist) are refused. The retrievers an index offers are those whose table entry says they are
-available on it (glassrag/retrieve/__init__.py `offered`: LSA when it has an LSA model, pg-*
-only in PostgreSQL), and one per neural embedder it was built with.
+exist) are refused. The retrievers an index offers are those of its table that say they can
+run on it (glassrag/retrieve/__init__.py `offered`: LSA when it has an LSA model, pg-* only in
+PostgreSQL, a neural one per embedder whose vectors it holds and this install can run), each
+labelled as its entry says (`Entry.title`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from glassrag.config import SETTINGS as DEFINITIONS
 from glassrag.config import Config
 from glassrag.errors import ConfigError
-from glassrag.retrieve import RETRIEVERS, offered
+from glassrag.retrieve import offered
+from glassrag.retrieve import retrievers as table_of
+from glassrag.stage import Entry
 from glassrag.store import Index
 from glassrag.web.catalog import BadRequest
 
@@ -59,11 +62,13 @@ ROLE_DOC = ("fused: its list feeds the answer; observed: run, drawn and measured
             "others without changing the answer; off: not run")
 
 
-def retrievers(index: Index, backend: str | None = None) -> tuple[str, ...]:
-    """The retrievers this index can run, in the pipeline's order (each entry asked), with the
-    generator the server was started with (`backend`, serve --generator: an endpoint makes the
-    generated-words retrievers available where the bundled model is not installed)."""
-    return offered(index, with_backend(index.config, backend))
+def retrievers(index: Index, backend: str | None = None) -> dict[str, Entry]:
+    """The retrievers this index can run, by name in the pipeline's order, with their entries
+    (each asked), with the generator the server was started with (`backend`, serve --generator:
+    an endpoint makes the generated-words retrievers available where the bundled model is not
+    installed)."""
+    entries = table_of(index)
+    return {name: entries[name] for name in offered(index, with_backend(index.config, backend))}
 
 
 def with_backend(config: Config, backend: str | None) -> Config:
@@ -71,7 +76,7 @@ def with_backend(config: Config, backend: str | None) -> Config:
     return config.updated({"generate": {"backend": backend}}, "--generator", "flag") if backend else config
 
 
-def names(available: tuple[str, ...]) -> list[str]:
+def names(available: Collection[str]) -> list[str]:
     return [f"role.{r}" for r in available] + [n for n in SETTINGS if n not in NOT_FROM_WEB]
 
 
@@ -79,7 +84,7 @@ def doc(name: str) -> str:
     return ROLE_DOC if name.startswith("role.") else SETTINGS[name][1]
 
 
-def parse(params: Mapping[str, str], available: tuple[str, ...]) -> dict[str, Any]:
+def parse(params: Mapping[str, str], available: Collection[str]) -> dict[str, Any]:
     """The settings named in `params` (other keys are the caller's), typed and checked."""
     out: dict[str, Any] = {}
     for key, raw in params.items():
@@ -111,7 +116,7 @@ def _value(key: str, raw: str) -> Any:
         raise BadRequest(e.problem, e.hint) from None
 
 
-def apply(base: Config, chosen: Mapping[str, Any], available: tuple[str, ...]) -> Config:
+def apply(base: Config, chosen: Mapping[str, Any], available: Collection[str]) -> Config:
     """`base` with the chosen settings; roles become retrieve.retrievers/observe."""
     merged: dict[str, dict[str, Any]] = {"retrieve": {}}  # only what the page changes: the other
     roles = roles_of(base, available)                      # settings keep their origin (index, file)
@@ -134,12 +139,12 @@ def apply(base: Config, chosen: Mapping[str, Any], available: tuple[str, ...]) -
         raise BadRequest(e.problem, e.hint) from None
 
 
-def roles_of(config: Config, available: tuple[str, ...]) -> dict[str, str]:
+def roles_of(config: Config, available: Collection[str]) -> dict[str, str]:
     r = config.retrieve
     return {n: "fused" if n in r.retrievers else "observed" if n in r.observe else "off" for n in available}
 
 
-def flat(config: Config, available: tuple[str, ...]) -> dict[str, Any]:
+def flat(config: Config, available: Collection[str]) -> dict[str, Any]:
     """Every web-settable setting of `config`, by its query-string name."""
     out: dict[str, Any] = {f"role.{n}": v for n, v in roles_of(config, available).items()}
     for name in SETTINGS:
@@ -159,18 +164,18 @@ def text(value: Any) -> str:
     return str(value)
 
 
-def changed(config: Config, base: Config, available: tuple[str, ...]) -> dict[str, str]:
+def changed(config: Config, base: Config, available: Collection[str]) -> dict[str, str]:
     """The settings of `config` that differ from `base`, as query-string parameters: what
     a link needs to reproduce `config` on an index whose own configuration is `base`."""
     now, was = flat(config, available), flat(base, available)
     return {k: text(v) for k, v in now.items() if v != was.get(k)}
 
 
-def form(config: Config, base: Config, available: tuple[str, ...]) -> list[dict[str, Any]]:
+def form(config: Config, base: Config, available: Mapping[str, Entry]) -> list[dict[str, Any]]:
     """The settings form: groups of fields with their value, the index's value and the doc."""
     now, was = flat(config, available), flat(base, available)
     groups: dict[str, list[dict[str, Any]]] = {}
-    roles = [Field(f"role.{r}", r.upper() if r in RETRIEVERS else r, "retrievers") for r in available]
+    roles = [Field(f"role.{r}", entry.title(r), "retrievers") for r, entry in available.items()]
     for f in (*roles, *FORM):
         groups.setdefault(f.group, []).append({
             "name": f.name, "label": f.label, "value": text(now[f.name]),
