@@ -12,10 +12,10 @@ import importlib.util
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from glassrag.errors import GenerationError, PromptRefused
-from glassrag.generate.base import Completion
+from glassrag.generate.base import Answering, Completion
 
 # name -> (package, file, model name, context window: the model's trained context length,
 # the GGUF's llama.context_length)
@@ -37,8 +37,22 @@ def bundled_path(name: str) -> Path:
     return path
 
 
+PASSAGES = 3  # passages the bundled model is given at most
+REPEAT_PENALTY = 1.15  # llama.cpp's penalty on tokens already in the last 64
+
+# How the bundled 135M model is asked (docs/generation.md, "What the bundled model can do"):
+# the citing prompt with 5 passages made it continue the passages (section numbers, "1.1
+# Purpose and audience") or repeat one sentence until max_tokens; the short prompt asks
+# for one sentence from the text, a blank line ends the answer, and the repeat penalty
+# keeps greedy decoding from looping. The chat template is the GGUF's own (ChatML,
+# tokenizer.chat_template), which llama-cpp-python applies; <|im_end|> is its EOS.
+SMALL = Answering(prompt="short", passages=PASSAGES, stop=("\n\n",), repeat_penalty=REPEAT_PENALTY)
+
+
 class LocalModel:
     """A GGUF chat model run by llama.cpp; loaded on first use, one question at a time."""
+
+    answering = SMALL
 
     def __init__(self, name: str, context: int | None = None, threads: int | None = None) -> None:
         if name not in BUNDLED:
@@ -72,13 +86,14 @@ class LocalModel:
         return self._llm
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
-                 seed: int) -> Completion:
+                 seed: int, stop: Sequence[str] = (), repeat_penalty: float = 1.0) -> Completion:
         with self._lock:
             llm = self._load()
             t0 = time.perf_counter()
             try:
                 got = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
-                                                 temperature=temperature, seed=seed)
+                                                 temperature=temperature, seed=seed, stop=list(stop) or None,
+                                                 repeat_penalty=repeat_penalty)
             except ValueError as e:  # e.g. the prompt is longer than the context window
                 raise PromptRefused(f"the bundled generator refused the prompt: {e}",
                                     "lower [generate] passages or expand, or [answer] budget_words") from None
