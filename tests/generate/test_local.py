@@ -61,18 +61,19 @@ def test_the_bundled_model_answers_offline_with_title_labels(demo, offline):
     assert pipeline.run(question).generation.text == g.text
 
 
-@pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)
-def test_the_bundled_model_writes_one_answer_and_stops(demo, offline):
+@pytest.mark.slow  # runs the model (docs/testing.md)
+def test_the_bundled_model_writes_one_answer_and_stops(index, offline):
     """Issue 49, item 9: asked with the citing prompt and five passages, greedy and without a
     repeat penalty, the 135M model ran on to max_tokens repeating itself ("... which is a
-    critical component of the Fennick Total Station." twice on this question, 96 tokens) or
+    critical component of the Fennick Total Station." twice on a demo question, 96 tokens) or
     continued the passages' section numbers. Now: the short prompt, at most 3 passages, a
-    blank line ends the answer, and no sentence comes twice."""
+    blank line ends the answer, and no sentence comes twice (the handbook of
+    tests/conftest.py, which packs more than 3 passages for this question)."""
     from glassrag.generate.local import PASSAGES
     from glassrag.generate.prompt import SHORT
 
-    config = demo.config.with_overrides(generate={"enabled": True})  # the defaults: 5 passages, 96 tokens
-    answer = Pipeline(demo, config).run("What does error E-4107 mean?")
+    config = index.config.with_overrides(generate={"enabled": True})  # the defaults: 5 passages, 96 tokens
+    answer = Pipeline(index, config).run("What does E-4107 mean?")
     g = answer.generation
     assert len(answer.stage("budget").hits) > PASSAGES and len(g.given) == PASSAGES
     assert [m["role"] for m in g.messages] == ["system", "user"] and g.messages[0]["content"] == SHORT
