@@ -1,9 +1,10 @@
 """Any OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM) by base URL:
 `POST {url}/chat/completions` with {model, messages, max_tokens, temperature, seed}, and
-`stop` and llama.cpp's `repeat_penalty` only when the caller sets them; the answer is `choices[0].message.content`, the tokens `usage`. A key, when the server
-wants one, comes from the environment variable GLASSRAG_GENERATE_KEY (never a file), and is
-sent only to the URL's own origin: a redirect to another scheme, host or port is followed
-without it (`SameOriginAuth`). The URL is shown and saved without a key in its query.
+`stop` and llama.cpp's `repeat_penalty` only when the caller sets them; the answer is
+`choices[0].message.content`, the tokens `usage`. A key, when the server wants one, comes
+from the environment variable GLASSRAG_GENERATE_KEY (never a file), and is sent only to the
+URL's own origin: a redirect to another scheme, host or port is followed without it
+(`SameOriginAuth`). The URL is shown and saved without a key in its query.
 """
 
 from __future__ import annotations
