@@ -95,6 +95,11 @@ class LocalModel:
                  seed: int, stop: Sequence[str] = (), repeat_penalty: float = 1.0) -> Completion:
         with self._lock:
             llm = self._load()
+            # every prompt evaluated whole: llama-cpp-python reuses the cached prefix of the
+            # last prompt, and logits computed from a cache differ in the last bits, enough to
+            # flip a greedy near-tie (the same question asked twice gave two answers), so an
+            # answer depended on the question asked before it
+            llm.reset()
             t0 = time.perf_counter()
             try:
                 got = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
