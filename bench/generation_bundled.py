@@ -87,7 +87,8 @@ def write(questions: list[Any], rows: list[dict[str, Any]], index: str) -> None:
     (RESULTS / "generation-bundled.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
     lines = ["# The bundled SmolLM2-135M, asked the old way and the new way", "",
              f"{len(questions)} demo test questions ({', '.join(q.id for q in questions)}); "
-             "command: `python bench/generation_bundled.py`.", "",
+             "command: `python bench/generation_bundled.py --index .glassrag/demo --answerable 6 --unanswerable 2` "
+             "(the index here: a copy of .glassrag/demo as `glassrag demo` built it).", "",
              "| score | before | after |", "|---|---|---|"]
     for s in (*SCORES, "stopped_at_max_tokens", "repeated_sentence", "mean_completion_tokens"):
         cells = [summary[w].get(s) for w in WAYS]

@@ -46,7 +46,7 @@ REPEAT_PENALTY = 1.15
 
 # How the bundled 135M model is asked (docs/generation.md, "What the bundled model can and
 # cannot do"): with the citing prompt, 5 passages and plain greedy decoding it ran on to
-# max_tokens in 6 of 6 demo answers, repeating a sentence in 4, or continued the passages'
+# max_tokens in 5 of 8 demo answers, repeating a sentence in 3, or continued the passages'
 # section numbers; asked this way it stopped in 7 of 8 and repeated no sentence
 # (bench/generation_bundled.py, bench/results/generation-bundled.md; the passage count and
 # the penalty were not compared one against another: the machine allowed 8 questions). The
