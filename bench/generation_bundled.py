@@ -26,6 +26,7 @@ from typing import Any
 from glassrag.demo import demo_golden
 from glassrag.evaluate.golden import load_golden
 from glassrag.evaluate.records import generation_record
+from glassrag.generate import Generator
 from glassrag.generate.base import Answering
 from glassrag.generate.local import SMALL, LocalModel
 from glassrag.pipeline import Pipeline
@@ -59,6 +60,7 @@ def main() -> None:
         for way, answering in [(w, WAYS[w]) for w in args.ways.split(",")]:
             model.answering = answering
             pipeline = Pipeline(index, config)
+            assert isinstance(pipeline.generator, Generator)
             pipeline.generator.backend = model
             t0 = time.process_time()
             answer = pipeline.run(q.question)
