@@ -24,6 +24,9 @@ $(BASE): pyproject.toml
 # minutes: its wheel is built once into WHEELS and installed from there afterwards
 WHEELS ?= $(HOME)/.cache/glassrag/wheels
 LLAMA := llama-cpp-python==0.3.36
+# installed with its server extra (pure-Python: FastAPI, sse-starlette, pydantic-settings), so
+# tests/generate/test_llama_server.py runs glassrag's endpoint against llama.cpp's own server
+LLAMA_SERVER := llama-cpp-python[server]==0.3.36
 
 # torch first, pinned: the CPU build lies on this machine's disk; an unpinned torch
 # would pull a CUDA build of several GB
@@ -32,7 +35,7 @@ $(FULL): $(BASE)
 	mkdir -p $(WHEELS)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
 		$(BIN)/python -m pip wheel --quiet --no-deps --find-links $(WHEELS) --wheel-dir $(WHEELS) "$(LLAMA)"
-	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA)" -e ".[test,neural,torch,docs,web,generate,postgres,ray,site]"
+	$(BIN)/python -m pip install --quiet --find-links $(WHEELS) "$(LLAMA_SERVER)" -e ".[test,neural,torch,docs,web,generate,postgres,ray,site]"
 	touch $(FULL)
 
 .PHONY: install demo test docs bench bench-check screenshots mutation cross-encoder clean

@@ -6,6 +6,7 @@ and that the scores are computed from the text it wrote."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -58,6 +59,31 @@ def test_the_bundled_model_answers_offline_with_title_labels(demo, offline):
     assert stage.name == "generate" and stage.params["model"] == g.model
     # greedy decoding: the same question gives the same words
     assert pipeline.run(question).generation.text == g.text
+
+
+@pytest.mark.slow  # runs the model (docs/testing.md)
+def test_the_bundled_model_writes_one_answer_and_stops(index, offline):
+    """Issue 49, item 9: asked with the citing prompt and five passages, greedy and without a
+    repeat penalty, the 135M model ran on to max_tokens repeating itself ("... which is a
+    critical component of the Fennick Total Station." twice on a demo question, 96 tokens) or
+    continued the passages' section numbers. Now: the short prompt, at most 3 passages, a
+    blank line ends the answer, and no sentence comes twice (the handbook of
+    tests/conftest.py, which packs more than 3 passages for this question)."""
+    from glassrag.generate.local import PASSAGES
+    from glassrag.generate.prompt import SHORT
+
+    config = index.config.with_overrides(generate={"enabled": True})  # the defaults: 5 passages, 96 tokens
+    answer = Pipeline(index, config).run("What does E-4107 mean?")
+    g = answer.generation
+    assert len(answer.stage("budget").hits) > PASSAGES and len(g.given) == PASSAGES
+    assert [m["role"] for m in g.messages] == ["system", "user"] and g.messages[0]["content"] == SHORT
+    assert g.finish == "stop" and 0 < g.completion_tokens < config.generate.max_tokens
+    assert "\n\n" not in g.text.strip()
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", g.text.strip()) if s]
+    assert sentences and len(sentences) == len(set(sentences))
+    stage = answer.trace[-1]
+    assert (stage.params["prompt"], stage.params["stop"]) == ("short", ["\n\n"])
+    assert any(f"takes at most {PASSAGES}" in note for note in stage.notes)
 
 
 @pytest.mark.slow  # end to end, over 10 s here (docs/testing.md)

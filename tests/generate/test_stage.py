@@ -8,7 +8,7 @@ from typing import Any
 
 import glassrag.generate as generate
 from glassrag.generate import GENERATORS, Generator
-from glassrag.generate.base import Completion
+from glassrag.generate.base import Answering, Completion
 from glassrag.pipeline import Pipeline
 from glassrag.query import Query
 from glassrag.schema import Generation, StageTrace
@@ -21,6 +21,7 @@ class Scripted:
     """A backend that answers the same sentence, and says how often it was asked."""
 
     model = "scripted"
+    answering = Answering()
 
     def __init__(self) -> None:
         self.asked = 0
@@ -28,7 +29,8 @@ class Scripted:
     def params(self) -> dict[str, Any]:
         return {"backend": "scripted", "model": self.model}
 
-    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float, seed: int) -> Completion:
+    def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float, seed: int,
+                 stop: Any = (), repeat_penalty: float = 1.0) -> Completion:
         self.asked += 1
         return Completion("E-4107 is a tilt sensor error.", 40, 7, 1.5, "stop")
 

@@ -299,7 +299,7 @@ class GenerateSettings:
                           "or numbered ([Document N])", "experiment bench-g1-labels (docs/measurements.md)",
                           choices="glassrag.generate.prompt:LABELS")
     passages: int = setting(5, "the first N of the packed passages are given to the model (0: all "
-                            "that fit the budget)", "the k passages a user sees; all 13 that the budget "
+                            "that fit the budget; the bundled smollm2 takes at most 3)", "the k passages a user sees; all 13 that the budget "
                             "packed for a demo question made a 1,966-token prompt", low=0, high=1000)
     expand: int = setting(0, "neighbouring chunks attached on each side of a passage, for the "
                           "generator only", "experiment bench-g2-expand", low=0, high=10)

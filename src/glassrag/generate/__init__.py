@@ -53,9 +53,10 @@ class Generator:
         self.backend = backend or make_backend(settings.backend, settings.model, settings.timeout)
 
     def params(self) -> dict[str, Any]:
-        s = self.settings
+        s, a = self.settings, self.backend.answering
         return {**self.backend.params(), "labels": s.labels, "passages": s.passages, "expand": s.expand,
-                "max_tokens": s.max_tokens, "temperature": s.temperature, "seed": s.seed}
+                "max_tokens": s.max_tokens, "temperature": s.temperature, "seed": s.seed,
+                "prompt": a.prompt, "stop": list(a.stop), "repeat_penalty": a.repeat_penalty}
 
     def neighbours(self, chunk: Chunk) -> dict[tuple[str, int], Chunk]:
         """The chunks up to `expand` places before and after `chunk` in its document, itself
@@ -72,8 +73,10 @@ class Generator:
     def write(self, question: str, packed: Sequence[Hit]) -> StageOutput:
         """The generation from the first `passages` of `packed`, and what its trace records:
         the passages given (not hits: this stage ranks nothing), tokens, a first load."""
-        s = self.settings
+        s, a = self.settings, self.backend.answering
         hits = packed[: s.passages] if s.passages else packed
+        capped = a.passages is not None and len(hits) > a.passages
+        hits = hits[: a.passages] if a.passages is not None else hits
         chunks = [self.index.chunk(h.chunk_id) for h in hits]
         places: dict[tuple[str, int], Chunk] = {}
         if s.expand:
@@ -81,11 +84,11 @@ class Generator:
                 places.update(self.neighbours(c))
         titles = {c.doc_id: self.index.documents[c.doc_id].title for c in chunks}
         passages = given(chunks, titles, places, s.labels, s.expand)
-        prompt = messages(question, passages)
+        prompt = messages(question, passages, a.prompt)
         loaded_before = getattr(self.backend, "load_ms", None) is not None
         refused = None
         try:
-            done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed)
+            done = self.backend.complete(prompt, s.max_tokens, s.temperature, s.seed, a.stop, a.repeat_penalty)
         except PromptRefused as e:  # this question only: no answer, and the reason in the trace
             refused = f"no answer generated: {e} ({e.hint})"
             done = Completion("", None, None, 0.0, REFUSED)
@@ -94,7 +97,8 @@ class Generator:
                                 tuple(p.to_dict() for p in passages), tuple(prompt), done.prompt_tokens,
                                 done.completion_tokens, round(done.ms, 3), done.finish)
         notes = [f"{len(passages)} passages labelled by {s.labels}"
-                 + (f", {sum(p.neighbours for p in passages)} neighbouring chunks attached" if s.expand else ""),
+                 + (f", {sum(p.neighbours for p in passages)} neighbouring chunks attached" if s.expand else "")
+                 + (f" (the {self.backend.model} backend takes at most {a.passages})" if capped else ""),
                  f"tokens: {done.prompt_tokens} in, {done.completion_tokens} out"
                  + (" (stopped at max_tokens)" if done.finish == "length" else "")]
         if refused:

@@ -1,9 +1,10 @@
 """Any OpenAI-compatible chat endpoint (llama.cpp server, Ollama, vLLM) by base URL:
-`POST {url}/chat/completions` with {model, messages, max_tokens, temperature, seed};
-the answer is `choices[0].message.content`, the tokens `usage`. A key, when the server
-wants one, comes from the environment variable GLASSRAG_GENERATE_KEY (never a file), and is
-sent only to the URL's own origin: a redirect to another scheme, host or port is followed
-without it (`SameOriginAuth`). The URL is shown and saved without a key in its query.
+`POST {url}/chat/completions` with {model, messages, max_tokens, temperature, seed}, and
+`stop` and llama.cpp's `repeat_penalty` only when the caller sets them; the answer is
+`choices[0].message.content`, the tokens `usage`. A key, when the server wants one, comes
+from the environment variable GLASSRAG_GENERATE_KEY (never a file), and is sent only to the
+URL's own origin: a redirect to another scheme, host or port is followed without it
+(`SameOriginAuth`). The URL is shown and saved without a key in its query.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import Any, Sequence
 
 from urllib.parse import urlsplit
 
 from glassrag.errors import GenerationError, redact
-from glassrag.generate.base import Completion
+from glassrag.generate.base import Answering, Completion
 
 POINT = ("start the server (llama.cpp: llama-server -m MODEL.gguf; Ollama: ollama serve) or "
          "correct [generate] backend")
@@ -55,6 +56,10 @@ _OPENER = urllib.request.build_opener(SameOriginAuth)
 
 
 class Endpoint:
+    # a model behind an endpoint is the user's choice, most often far larger than the bundled
+    # one: it gets the citing prompt, the passages setting as it is and plain decoding
+    answering = Answering()
+
     def __init__(self, url: str, model: str, timeout: float = 120.0) -> None:
         self.url = url.rstrip("/")
         self.shown = redact(self.url)  # in messages, traces and run files: no key of its query
@@ -65,9 +70,14 @@ class Endpoint:
         return {"backend": self.shown, "model": self.model, "timeout": self.timeout}
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
-                 seed: int) -> Completion:
-        body = json.dumps({"model": self.model, "messages": messages, "max_tokens": max_tokens,
-                           "temperature": temperature, "seed": seed}).encode("utf-8")
+                 seed: int, stop: Sequence[str] = (), repeat_penalty: float = 1.0) -> Completion:
+        fields: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  "temperature": temperature, "seed": seed}
+        if stop:
+            fields["stop"] = list(stop)
+        if repeat_penalty != 1.0:  # llama.cpp's server and Ollama read it; others ignore it
+            fields["repeat_penalty"] = repeat_penalty
+        body = json.dumps(fields).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if os.environ.get("GLASSRAG_GENERATE_KEY"):
             headers["Authorization"] = "Bearer " + os.environ["GLASSRAG_GENERATE_KEY"]

@@ -12,10 +12,10 @@ import importlib.util
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from glassrag.errors import GenerationError, PromptRefused
-from glassrag.generate.base import Completion
+from glassrag.generate.base import Answering, Completion
 
 # name -> (package, file, model name, context window: the model's trained context length,
 # the GGUF's llama.context_length)
@@ -37,8 +37,28 @@ def bundled_path(name: str) -> Path:
     return path
 
 
+# passages the bundled model is given at most: a 3-passage prompt is about 700 tokens against
+# about 1,300 for 5, and a 135M model keeps less of a long one (not compared: see below)
+PASSAGES = 3
+# llama.cpp's penalty on tokens already among the last 64; within the 1.1-1.2 llama.cpp's
+# own tools use, not tuned here
+REPEAT_PENALTY = 1.15
+
+# How the bundled 135M model is asked (docs/generation.md, "What the bundled model can and
+# cannot do"): with the citing prompt, 5 passages and plain greedy decoding it ran on to
+# max_tokens in 5 of 8 demo answers, repeating a sentence in 3, or continued the passages'
+# section numbers; asked this way it stopped in 7 of 8 and repeated no sentence
+# (bench/generation_bundled.py, bench/results/generation-bundled.md; the passage count and
+# the penalty were not compared one against another: the machine allowed 8 questions). The
+# chat template is the GGUF's own (ChatML, tokenizer.chat_template), applied by
+# llama-cpp-python; <|im_end|> is its EOS.
+SMALL = Answering(prompt="short", passages=PASSAGES, stop=("\n\n",), repeat_penalty=REPEAT_PENALTY)
+
+
 class LocalModel:
     """A GGUF chat model run by llama.cpp; loaded on first use, one question at a time."""
+
+    answering = SMALL
 
     def __init__(self, name: str, context: int | None = None, threads: int | None = None) -> None:
         if name not in BUNDLED:
@@ -72,13 +92,19 @@ class LocalModel:
         return self._llm
 
     def complete(self, messages: list[dict[str, str]], max_tokens: int, temperature: float,
-                 seed: int) -> Completion:
+                 seed: int, stop: Sequence[str] = (), repeat_penalty: float = 1.0) -> Completion:
         with self._lock:
             llm = self._load()
+            # every prompt evaluated whole: llama-cpp-python reuses the cached prefix of the
+            # last prompt, and logits computed from a cache differ in the last bits, enough to
+            # flip a greedy near-tie (the same question asked twice gave two answers), so an
+            # answer depended on the question asked before it
+            llm.reset()
             t0 = time.perf_counter()
             try:
                 got = llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
-                                                 temperature=temperature, seed=seed)
+                                                 temperature=temperature, seed=seed, stop=list(stop) or None,
+                                                 repeat_penalty=repeat_penalty)
             except ValueError as e:  # e.g. the prompt is longer than the context window
                 raise PromptRefused(f"the bundled generator refused the prompt: {e}",
                                     "lower [generate] passages or expand, or [answer] budget_words") from None

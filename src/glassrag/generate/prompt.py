@@ -11,6 +11,16 @@ A label is how the model (and so the reader of its answer) names a passage:
 
 The two differ in the labels only: the same template, the same passages, the same order.
 
+Each backend names its prompt (`Answering.prompt`, generate/base.py):
+
+| prompt | for | asks for |
+|---|---|---|
+| `cite` | a model behind an endpoint | one or two sentences, a citation by label, or the refusal |
+| `short` | the bundled 135M model | one sentence copied from the text, or the refusal |
+
+The short prompt asks for no citation: the 135M model cited no passage in 57 answers
+when asked to (docs/measurements.md G1), and the request made its answers longer.
+
 Context expansion attaches the `expand` chunks before and after each passage in its
 document, in order, for the generator only: the ranking, the answer and every metric of
 retrieval stay as they were. Their locators join the passage's, so citing them is not
@@ -33,6 +43,9 @@ SYSTEM = (
     "name in square brackets, exactly as it is named, for example [{example}]. "
     f'If the passages do not contain the answer, reply only: "{REFUSAL}"'
 )
+SHORT = ("Answer the question with one sentence from the text below. "
+         f'If the text does not answer it, reply only: "{REFUSAL}"')
+PROMPTS = {"cite": SYSTEM, "short": SHORT}
 
 
 @dataclass(frozen=True)
@@ -85,10 +98,11 @@ def given(chunks: Sequence[Chunk], titles: dict[str, str], by_place: dict[tuple[
     return out
 
 
-def messages(question: str, passages: Sequence[Given]) -> list[dict[str, str]]:
-    """The chat messages: the instructions, then the passages under their labels and the question."""
+def messages(question: str, passages: Sequence[Given], prompt: str = "cite") -> list[dict[str, str]]:
+    """The chat messages: the instructions of `prompt` (a name in PROMPTS), then the passages
+    under their labels and the question."""
     example = passages[0].label if passages else "Title, page 2"
     blocks = [f"[{p.label}]\n{p.text}" for p in passages]
     user = "\n\n".join([*blocks, f"Question: {question}"])
-    return [{"role": "system", "content": SYSTEM.format(example=example)},
+    return [{"role": "system", "content": PROMPTS[prompt].format(example=example)},
             {"role": "user", "content": user}]
