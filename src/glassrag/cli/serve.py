@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from glassrag.cli.shard import ray_flag, serve_processes, use_ray
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, the lab, glossary")
@@ -24,6 +26,7 @@ def add_parser(sub: Any) -> None:
                    help="server processes, so pages are built on N cores; each holds its own copy of "
                         "the models it loads (default on Linux: one per core, at most 2, as measured in "
                         "bench/results/load_workers.md; elsewhere 1)")
+    ray_flag(p)
     p.set_defaults(run=cmd_serve)
 
 
@@ -38,6 +41,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from glassrag.demo import default_log
     from glassrag.store import is_postgres
 
+    use_ray(args)
     log = args.log if args.log is not None else default_log()
-    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
-                 generator=args.generator, processes=PROCESSES if args.workers is None else args.workers)
+    indexes = [i if is_postgres(i) else Path(i) for i in args.index]
+    processes = serve_processes(indexes, PROCESSES if args.workers is None else args.workers)
+    return serve(indexes, host=args.host, port=args.port, log=log, generator=args.generator, processes=processes)
