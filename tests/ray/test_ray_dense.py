@@ -38,15 +38,16 @@ def test_sharded_dense_lists_equal_the_single_index(cluster, demo_dense_shards):
     """Every question: ray-minilm's top 10 is the in-process minilm top 10, ids and order; down
     its whole list (depth 100) each rank's cosine is within two float32 steps of the single
     index's, and a chunk differs only where its cosine and the single index's chunk's lie that
-    close (a near tie BLAS's order of addition may turn); the shards are served from three nodes
-    and hold every chunk's vector once."""
+    close: a near tie BLAS's order of addition may turn, or a tie at rank 100 (4 of 145 lists when
+    written: chunks of equal cosine there, which the single index's argpartition picks among
+    either way, the merge by lower row); the shards are served from three nodes and hold every
+    chunk's vector once."""
     single, catalogue = (EmbeddedStore(p).read() for p in demo_dense_shards)
     assert catalogue.config.retrieve.retrievers == ["ray-bm25", "ray-minilm"]
     assert "ray-minilm" in offered(catalogue) and "ray-minilm" not in offered(single)
     local, sharded = retriever(single, "minilm"), retriever(catalogue, "ray-minilm")
     asked = questions(single)
     assert len(asked) >= 20
-    whole = 0
     for q in asked:
         want, _ = local.apply(Query(q, single.analyzer(q)), [])
         got, notes = sharded.apply(Query(q, catalogue.analyzer(q)), [])
@@ -57,8 +58,6 @@ def test_sharded_dense_lists_equal_the_single_index(cluster, demo_dense_shards):
             if g.chunk_id != w.chunk_id:  # a near tie: the single index's own cosines of both are that close
                 a, b = local_cosines(local, single, q, [g.chunk_id, w.chunk_id])
                 assert abs(a - b) <= ULPS, (q, g, w)
-        whole += [h.chunk_id for h in got] == [h.chunk_id for h in want]
-    assert whole >= len(asked) - 3  # the lists whose near ties fell otherwise (1 of 41 when written)
     assert "3 shards searched on Ray" in notes[0] and "by cosine" in notes[0]
     where = serve.pool(sharded.folder, sharded.shards).where()
     assert len({w["node"] for w in where}) == 3 and sum(w["chunks"] for w in where) == len(single.chunks)
@@ -79,14 +78,15 @@ def fused(answer) -> list[str]:
 def test_the_hybrid_fused_on_the_driver_equals_the_single_index(cluster, demo_dense_shards):
     """BM25 and MiniLM fused by RRF (the default) and by weighted fusion (which reads each
     retriever's score of chunks outside its list, ranged over the whole corpus: the shards'
-    lowest and highest cosines): the fused list and what the answer shows are the single index's."""
+    lowest and highest cosines): the fused top 10 and what the answer shows are the single
+    index's (further down, a tie at the dense list's rank 100 may bring in another chunk)."""
     single, catalogue = (EmbeddedStore(p).read() for p in demo_dense_shards)
     for method in ("rrf", "weighted"):
         one = Pipeline(single, single.config.with_overrides(fuse={"method": method}))
         many = Pipeline(catalogue, catalogue.config.with_overrides(fuse={"method": method}))
         for q in questions(single):
             a, b = one.run(q), many.run(q)
-            assert fused(a) == fused(b), (method, q)
+            assert fused(a)[:10] == fused(b)[:10], (method, q)
             assert (a.passage and a.passage.chunk_id, [p.chunk_id for p in a.also_found], a.declined) == \
                 (b.passage and b.passage.chunk_id, [p.chunk_id for p in b.also_found], b.declined), (method, q)
         names = [t.name for t in b.trace if t.kind == "retrieve"]
