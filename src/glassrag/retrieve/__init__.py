@@ -11,7 +11,8 @@ the pg-* retrievers (SQL over an index in PostgreSQL, glassrag/retrieve/postgres
 (BM25 over a sharded index's shards on Ray, glassrag/retrieve/shards.py) are looked
 up by name in RETRIEVERS, one `Entry` each: how to make it, what its score is (`describe_score`,
 for the UI) and where it can run (`available`); a neural retriever exists for each embedding model an index was built with and is named
-after it (`NEURAL`). An entry whose retriever needs a part of its own in the index (LSA's
+after it (`NEURAL`), and over a sharded index one more, ray-NAME, searching NAME's vectors on the
+shards (`shards.dense_entry`). An entry whose retriever needs a part of its own in the index (LSA's
 model, an embedder's vectors) builds it (`build`); `index_parts` says which an index built with
 given settings needs. Adding a retriever is one class and one entry here.
 """
@@ -47,8 +48,11 @@ __all__ = ["NEURAL", "RETRIEVERS", "Entry", "Retriever", "available", "check_ret
 
 
 def available(postgres: bool, embeddings: Iterable[str]) -> tuple[str, ...]:
-    """The retrievers an index can run: the pg-* ones only in PostgreSQL, and one per embedder."""
-    return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embeddings)
+    """The retrievers an index can run: the pg-* ones only in PostgreSQL, and one per embedder
+    (two: ray-NAME searches NAME's vectors where the index is sharded, as ray-bm25 searches BM25)."""
+    embedders = tuple(embeddings)
+    return (*(n for n in RETRIEVERS if postgres or n not in PG_RETRIEVERS), *embedders,
+            *map(shards.dense_name, embedders))
 
 
 def offered(index: Index, config: Config | None = None) -> tuple[str, ...]:
@@ -56,7 +60,8 @@ def offered(index: Index, config: Config | None = None) -> tuple[str, ...]:
     asked (`runs`: available on the index, nothing it needs missing), in the table's order,
     then one per embedder: what the web's settings form offers (with the generator the
     server was started with)."""
-    return (*(n for n, e in RETRIEVERS.items() if e.runs(index, config)), *index.embeddings)
+    sharded = tuple(map(shards.dense_name, index.embeddings)) if shards.is_sharded(index) else ()
+    return (*(n for n, e in RETRIEVERS.items() if e.runs(index, config)), *index.embeddings, *sharded)
 
 
 def index_parts(config: Config) -> list[tuple[str, Callable[..., Index]]]:
@@ -71,6 +76,8 @@ def index_parts(config: Config) -> list[tuple[str, Callable[..., Index]]]:
 
 def describe_score(name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """(glossary term, what the score is) of retriever `name` with `params`, as its entry says."""
+    if name not in RETRIEVERS and params.get("served_by") == "ray" and shards.embedder_of(name):
+        return shards.describe_dense_score(name, params)
     return RETRIEVERS.get(name, NEURAL).describe_score(name, params)
 
 
@@ -105,4 +112,9 @@ def make_retriever(name: str, index: Index, config: Config, bm25: BM25) -> Retri
         return made
     if name in index.embeddings:
         return NeuralRetriever(index, config, name)
-    raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings])
+    embedder = shards.embedder_of(name)
+    if embedder is not None and embedder in index.embeddings:
+        sharded: Retriever = shards.dense_entry(embedder).make(index, config, bm25)
+        return sharded
+    raise UnknownNameError("retriever", name, [*RETRIEVERS, *index.embeddings,
+                                               *(map(shards.dense_name, index.embeddings) if shards.is_sharded(index) else ())])

@@ -8,6 +8,14 @@ which is the whole index's top k (`top_k`: ties to the lower row) because a chun
 float32 on its shard as in the whole index and every chunk of the whole top k is in its shard's
 top k (glassrag/shard/__init__.py). Ray is imported only here, when a sharded index is searched.
 
+Dense search merges the same way: each shard's exact top k by cosine(q, d) = q·d / (|q| |d|)
+over its rows of the embedder's vectors (ExactCosine, as the single index), with the range of
+its cosines (weighted fusion normalises by the corpus-wide range: the min of the shards' lows and
+the max of their highs). A cosine is the chunk's own, so no statistics are shared; but BLAS adds
+a row's products in an order that depends on where the row sits in the matrix (OpenBLAS's sgemv
+takes rows four at a time and the last ones apart), so a shard's cosine may differ from the whole
+index's in its last bit (≤ 1.2e-7): the lists are equal where no two cosines lie that close.
+
 A shard's actor that dies, or fails, gives ShardError naming the shard: a ranking is never made
 from fewer than every shard's list. The pool is then forgotten, so the next question starts new
 actors (a restarted node serves again). Ray's own settings for a cluster started here (`connect`
@@ -24,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glassrag.dense.exact import ExactCosine
 from glassrag.errors import GlassragError, ShardError
 from glassrag.lexical.bm25 import BM25, CorpusStats, top_k
 from glassrag.store.embedded import EmbeddedStore
@@ -133,6 +142,7 @@ class ShardServer:
         self.index, self.rows = index, np.asarray(part.arrays["rows"])
         self.stats = CorpusStats(int(part.params["n_docs"]), float(part.params["avgdl"]), part.arrays["doc_freq"])
         self.scorers: dict[tuple[float, float], BM25] = {}
+        self.cosines: dict[str, ExactCosine] = {}
 
     def scorer(self, k1: float, b: float) -> BM25:
         """BM25 at k1 and b over the whole index's statistics (the stored weights when they were
@@ -159,6 +169,27 @@ class ShardServer:
             raise ShardError(*self.problem)
         idx, scores = top_k(self.scorer(k1, b).score_all(list(tokens)), k)
         return self.rows[idx], scores
+
+    def dense(self, embedder: str, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """The shard's top k by cosine with `vector` among its rows of `embedder`'s vectors, as
+        (catalogue rows, cosines, lowest cosine, highest cosine); a zero vector (no known word)
+        compares with nothing, as in the single index."""
+        if self.problem:
+            raise ShardError(*self.problem)
+        if embedder not in self.index.embeddings:
+            raise ShardError(f"{self.folder} holds no vectors of embedder {embedder!r} "
+                             f"(it has: {', '.join(self.index.embeddings) or 'none'})",
+                             "shard the index again (glassrag shard) from an index built with that embedder")
+        if embedder not in self.cosines:
+            self.cosines[embedder] = ExactCosine(self.index.embeddings[embedder].vectors)
+        from glassrag.dense.neural import one_blas_thread
+
+        search = self.cosines[embedder]
+        with one_blas_thread():  # as the single index's retriever computes them
+            sims = search.similarities(np.asarray(vector, dtype=np.float32))
+        low, high = (float(sims.min()), float(sims.max())) if sims.size else (float("inf"), float("-inf"))
+        idx, scores, _ = search.top(sims if np.asarray(vector).any() else sims[:0], k)
+        return self.rows[idx], scores, low, high
 
 
 def merge_tops(tops: Sequence[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +225,14 @@ class ShardPool:
         """Every shard's top k for the question, merged (ShardError when any shard fails)."""
         refs = [a.search.remote(list(tokens), k, k1, b) for a in self.actors]
         return merge_tops(self._gather(refs, "search"), k)
+
+    def dense(self, embedder: str, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """Every shard's top k by cosine, merged, and the corpus-wide (lowest, highest) cosine."""
+        ref = self.ray.put(np.asarray(vector, dtype=np.float32))  # sent once, read by every shard
+        tops = self._gather([a.dense.remote(embedder, ref, k) for a in self.actors], "search")
+        rows, scores = merge_tops([(r, s) for r, s, _, _ in tops], k)
+        low, high = min(t[2] for t in tops), max(t[3] for t in tops)
+        return (rows, scores, low, high) if low <= high else (rows, scores, 0.0, 0.0)  # no chunk at all
 
     def where(self) -> list[dict[str, Any]]:
         return self._gather([a.where.remote() for a in self.actors], "ask")
