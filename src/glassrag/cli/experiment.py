@@ -26,6 +26,10 @@ def add_parser(sub: Any) -> None:
                    help="measure only this corpus (repeatable); the others' figures are kept from the "
                         "last evidence, each with the provenance of the run that measured it")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="measure on a Ray cluster (HOST:PORT; without it $GLASSRAG_RAY, else a one-machine "
+                        "cluster started for this command), one task per corpus and index: the same evidence, "
+                        "each index's stages cached as on one machine (pip install 'glassrag[ray]')")
     e.set_defaults(run=cmd_run)
     e = ex.add_parser("decide", help="decide experiments again by the current rule from the per-question "
                                      "figures of their evidence, running nothing")
@@ -64,9 +68,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.all == bool(args.names):
         raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
     chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
+    said = lambda message: err.print(f"[dim]{message}[/dim]")  # noqa: E731
+    if args.ray is not None:
+        from glassrag.experiment.on_ray import run_experiments_on_ray
+
+        results = run_experiments_on_ray(args.log, chosen, said, args.corpus, args.ray or None)
+    else:
+        results = run_experiments(args.log, chosen, said, args.corpus)
     differ = 0
-    for evidence in run_experiments(args.log, chosen, lambda message: err.print(f"[dim]{message}[/dim]"),
-                                    args.corpus):
+    for evidence in results:
         differ += not evidence["reproduced"]
         out.print(f"[bold]{evidence['name']}[/bold]: {evidence['verdict']}"
                   + ("" if evidence["reproduced"] else f" (the log says {evidence['expected']})")
