@@ -83,7 +83,8 @@ def connect(address: str | None = None, needs: tuple[str, str] = SHARDED) -> Any
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ShardError(f"cannot reach {where}: {type(err).__name__}: {err}",
                          "start it (ray start --head --node-ip-address 127.0.0.1) or give its address "
-                         "with --ray HOST:PORT; without --ray a one-machine cluster is started") from None
+                         "with --ray HOST:PORT; " + ("without --ray a one-machine cluster is started" if needs == SHARDED
+                                                     else needs[1])) from None
     return ray
 
 
