@@ -41,11 +41,14 @@ INSTALL = "pip install 'glassrag[ray]'"
 ADDRESS_VARIABLE = "GLASSRAG_RAY"  # the cluster a sharded index is searched on (`--ray` sets it)
 
 
+# what needs Ray, and what to do without it (the error when Ray is absent says both)
+SHARDED = ("searching a sharded index", "search the index it was cut from")
+
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray keeps 127.0.0.1 instead of the interface's address
 
 
-def ray_module(loopback: bool = False, purpose: str = "searching a sharded index") -> Any:
-    """The `ray` package, or ShardError saying how to install it. `loopback`: for a cluster
+def ray_module(loopback: bool = False, needs: tuple[str, str] = SHARDED) -> Any:
+    """The `ray` package, or ShardError saying what `needs` it and how to install it. `loopback`: for a cluster
     started on this machine, Ray told to keep every address on 127.0.0.1 (its processes read the
     variable when they start; this process's Ray read it on import, so its flag is set too)."""
     if loopback:
@@ -55,9 +58,7 @@ def ray_module(loopback: bool = False, purpose: str = "searching a sharded index
 
         ray.init  # noqa: B018  (a folder named ray on the path is not Ray)
     except (ImportError, AttributeError):
-        raise ShardError(f"{purpose} needs Ray, which is not installed",
-                         f"{INSTALL} (or search the index it was cut from)" if purpose.startswith("searching")
-                         else f"{INSTALL} (or ingest without --ray and --shards)") from None
+        raise ShardError(f"{needs[0]} needs Ray, which is not installed", f"{INSTALL} (or {needs[1]})") from None
     if loopback:
         from ray._private import ray_constants
 
@@ -65,11 +66,12 @@ def ray_module(loopback: bool = False, purpose: str = "searching a sharded index
     return ray
 
 
-def connect(address: str | None = None, purpose: str = "searching a sharded index") -> Any:
+def connect(address: str | None = None, needs: tuple[str, str] = SHARDED) -> Any:
     """Ray, connected to the cluster at `address` (else GLASSRAG_RAY; else a one-machine cluster
-    started here, on loopback, without the dashboard); nothing is done when already connected."""
+    started here, on loopback, without the dashboard); nothing is done when already connected.
+    `needs`: what asks for Ray and what to do without it, for the error when Ray is absent."""
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
-    ray = ray_module(not address or _on_loopback(address), purpose)
+    ray = ray_module(loopback=not address or _on_loopback(address), needs=needs)
     if ray.is_initialized():
         return ray
     try:
@@ -90,7 +92,8 @@ def connect(address: str | None = None, purpose: str = "searching a sharded inde
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ShardError(f"cannot reach {where}: {type(err).__name__}: {err}",
                          "start it (ray start --head --node-ip-address 127.0.0.1) or give its address "
-                         "with --ray HOST:PORT; without --ray a one-machine cluster is started") from None
+                         "with --ray HOST:PORT; " + ("without --ray a one-machine cluster is started" if needs == SHARDED
+                                                     else needs[1])) from None
     return ray
 
 
