@@ -100,3 +100,16 @@ def test_serve_over_a_sharded_index_without_a_cluster_runs_one_process(with_vect
     assert serve_processes([with_vectors], 2) == 2 and serve_processes([tmp_path / "sharded"], 1) == 1
     monkeypatch.setenv("GLASSRAG_RAY", "127.0.0.1:6379")
     assert serve_processes([tmp_path / "sharded"], 2) == 2
+
+
+def test_an_ingest_into_a_dense_catalogue_gets_back_the_in_process_retrievers():
+    """`unsharded` (what `glassrag ingest --ray` into a catalogue builds the whole index with)
+    undoes `sharded_retrievers` for the dense retrievers too: ray-made back to made, as ray-bm25
+    to bm25 (before the merge it kept ray-made, a retriever a whole index cannot run)."""
+    from glassrag.shard.build import sharded_retrievers, unsharded
+
+    config = Config().updated({"retrieve": {"retrievers": ["bm25", "made"], "observe": ["made"]}}, "test", "flag")
+    sharded = sharded_retrievers(config, "test", ("made",))
+    assert (sharded.retrieve.retrievers, sharded.retrieve.observe) == (["ray-bm25", "ray-made"], ["ray-made"])
+    whole = unsharded(sharded, "test")
+    assert (whole.retrieve.retrievers, whole.retrieve.observe) == (["bm25", "made"], ["made"])
