@@ -8,11 +8,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -29,7 +27,7 @@ from glassrag.retrieve import RETRIEVERS, make_retriever
 from glassrag.shard import serve, shard_index
 from glassrag.shard.serve import ShardServer, merge_tops
 from glassrag.store import EmbeddedStore
-from tests.ray.conftest import SCIFACT
+from tests.ray.conftest import SCIFACT, killed_mid_question
 from tests.stage_contract import check_entry
 
 
@@ -160,19 +158,10 @@ def test_a_shard_killed_mid_question_is_an_error_naming_it(cluster, demo_shards)
     q = "What does E-4107 mean?"
     query = lambda: Query(q, catalogue.analyzer(q))  # noqa: E731
     before, _ = sharded.apply(query(), [])
-    pid = serve.pool(sharded.folder, sharded.shards).where()[1]["pid"]
-    os.kill(pid, signal.SIGSTOP)
-    with ThreadPoolExecutor(1) as pool:
-        asked = pool.submit(sharded.apply, query(), [])
-        time.sleep(1.0)
-        assert not asked.done()  # waiting on the stopped shard
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ShardError) as failed:
-            asked.result(timeout=60)
-    assert failed.value.shard == 1 and "shard 1" in str(failed.value) and "shards/001" in str(failed.value)
+    failed = killed_mid_question(sharded, lambda: sharded.apply(query(), []))
+    assert failed.shard == 1 and "shard 1" in str(failed) and "shards/001" in str(failed)
     after, _ = sharded.apply(query(), [])
     assert listed(after) == listed(before)
-    assert pid not in {w["pid"] for w in serve.pool(sharded.folder, sharded.shards).where()}
 
 
 def test_a_shard_of_another_sharding_refuses_to_serve(cluster, demo_shards, tmp_path):

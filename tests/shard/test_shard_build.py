@@ -131,3 +131,14 @@ def test_glassrag_shard_prints_each_shard(single, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "shards/000" in printed and "shards/001" in printed and "--index" in printed
     assert main(["shard", "--index", str(single), "--shards", "0", "--out", str(tmp_path / "t")]) == 2
+
+
+def test_without_ray_glassrag_ask_exits_8_saying_how_to_install_it(single, tmp_path, monkeypatch, capsys):
+    """The command's view of the same: exit 8 (ShardError) and the install line, no traceback."""
+    shard_index(EmbeddedStore(single).read(), 2, tmp_path / "sharded")
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.delenv("GLASSRAG_RAY", raising=False)
+    assert main(["ask", "What does E-4107 mean?", "--index", str(tmp_path / "sharded")]) == 8
+    printed = capsys.readouterr().err
+    assert "needs Ray, which is not installed" in printed and "pip install 'glassrag[ray]'" in printed
+    assert "Traceback" not in printed

@@ -48,13 +48,14 @@ def test_bm25_rm3_score_is_described_as_bm25_not_cosine(client: TestClient):
 
 def test_every_retriever_entry_describes_its_score():
     entries = table(postgres=True, embedders=["minilm"])  # every retriever an index can have
-    assert set(RETRIEVERS) | set(PG_RETRIEVERS) | {"minilm"} == set(entries)
+    assert set(RETRIEVERS) | set(PG_RETRIEVERS) | {"minilm", "ray-minilm"} == set(entries)
     for name, entry in entries.items():
         term, text = entry.describe_score(name, {})
         assert text, name
     assert "cosine" in entries["lsa"].describe_score("lsa", {})[1].lower()
     assert "cosine" not in entries["bm25"].describe_score("bm25", {})[1].lower()
     assert "cosine" in entries["minilm"].describe_score("minilm", {})[1].lower()  # named after its model
+    assert "shards" in entries["ray-minilm"].describe_score("ray-minilm", {})[1]  # its vectors, on the shards
 
 
 def test_a_folder_index_offers_no_pg_retriever(client: TestClient, index):

@@ -26,6 +26,10 @@ def add_parser(sub: Any) -> None:
                    help="measure only this corpus (repeatable); the others' figures are kept from the "
                         "last evidence, each with the provenance of the run that measured it")
     e.add_argument("--log", type=Path, default=Path("experiments"), help=LOG_HELP)
+    e.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="measure on a Ray cluster (HOST:PORT; without it $GLASSRAG_RAY, else a one-machine "
+                        "cluster started for this command), one task per corpus and index: the same evidence, "
+                        "each index's stages cached as on one machine (pip install 'glassrag[ray]')")
     e.set_defaults(run=cmd_run)
     e = ex.add_parser("decide", help="decide experiments again by the current rule from the per-question "
                                      "figures of their evidence, running nothing")
@@ -75,7 +79,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         def step(what: str, done: int, total: int) -> None:
             bar.update(task, description=f"{now['run']}: {what}", completed=done, total=total or None)
 
-        results = run_experiments(args.log, chosen, begun, args.corpus, step)
+        if args.ray is not None:  # the runs' steps happen on the cluster: each unit done is a message
+            from glassrag.experiment.on_ray import run_experiments_on_ray
+
+            results = run_experiments_on_ray(args.log, chosen, begun, args.corpus, args.ray or None)
+        else:
+            results = run_experiments(args.log, chosen, begun, args.corpus, step)
     differ = 0
     for evidence in results:
         differ += not evidence["reproduced"]

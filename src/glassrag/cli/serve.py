@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from glassrag.cli.shard import ray_flag, serve_processes, use_ray
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="the local web app: ask, analytics, documents, the lab, glossary")
@@ -28,6 +30,7 @@ def add_parser(sub: Any) -> None:
                    help="a prepared corpus (a name under ./corpora/, or a folder with docs/ and golden.jsonl) "
                         "to build with glassrag corpus build while the server serves the other indexes, "
                         "and to serve once built (repeatable: built one after another; make demo does this)")
+    ray_flag(p)
     p.set_defaults(run=cmd_serve)
 
 
@@ -42,7 +45,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from glassrag.demo import default_log
     from glassrag.store import is_postgres
 
+    use_ray(args)
     log = args.log if args.log is not None else default_log()
-    return serve([i if is_postgres(i) else Path(i) for i in args.index], host=args.host, port=args.port, log=log,
-                 generator=args.generator, processes=PROCESSES if args.workers is None else args.workers,
+    indexes = [i if is_postgres(i) else Path(i) for i in args.index]
+    processes = serve_processes(indexes, PROCESSES if args.workers is None else args.workers)
+    return serve(indexes, host=args.host, port=args.port, log=log, generator=args.generator, processes=processes,
                  build=args.build)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from glassrag.cli.common import out
+from glassrag.cli.common import err, out
 
 RAY_HELP = ("the Ray cluster (HOST:PORT) that searches a sharded index (glassrag shard); without it, "
             "$GLASSRAG_RAY, else a one-machine cluster started for this command (pip install 'glassrag[ray]')")
@@ -36,6 +36,23 @@ def use_ray(args: argparse.Namespace) -> None:
         from glassrag.shard.serve import ADDRESS_VARIABLE
 
         os.environ[ADDRESS_VARIABLE] = address
+
+
+def serve_processes(indexes: list[Any], processes: int) -> int:
+    """The server processes for `glassrag serve`: one where a sharded index is served without a
+    cluster's address (--ray or $GLASSRAG_RAY), since each forked worker would start a
+    one-machine Ray cluster of its own; `processes` otherwise (with an address each worker joins
+    the cluster and starts its own actor per shard)."""
+    from glassrag.shard.build import SHARDS_FOLDER
+    from glassrag.shard.serve import ADDRESS_VARIABLE
+
+    sharded = [str(i) for i in indexes if isinstance(i, Path) and (i / SHARDS_FOLDER).is_dir()]
+    if processes > 1 and sharded and not os.environ.get(ADDRESS_VARIABLE):
+        err.print(f"{', '.join(sharded)} is sharded and no --ray address was given: serving from one process "
+                  "(on a one-machine Ray cluster started for it); start a cluster and give --ray HOST:PORT "
+                  "for --workers N", markup=False)
+        return 1
+    return processes
 
 
 def cmd_shard(args: argparse.Namespace) -> int:

@@ -46,10 +46,15 @@ def add_parser(sub: Any) -> None:
                         "configuration it was not made for is calibrated on the train split)")
     p.add_argument("--measure-uncached", action="store_true",
                    help="also evaluate every configuration again without any cache, to time the speed-up")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="measure on a Ray cluster (HOST:PORT; without it $GLASSRAG_RAY, else a one-machine "
+                        "cluster started for this command), one actor per index the grid needs: the same "
+                        "sweep, its stages cached as on one machine (pip install 'glassrag[ray]')")
     p.set_defaults(run=cmd_sweep)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from glassrag.errors import ConfigError
     from glassrag.evaluate.grid import combined, from_flags, from_toml
     from glassrag.evaluate.sweep import run_sweep, sweeps_folder, write_sweep
     from glassrag.store import EmbeddedStore
@@ -57,6 +62,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     grid = combined(*([from_toml(args.grid)] if args.grid else []), from_flags(args.set))
     base = layered(EmbeddedStore(args.index).read().config, args.config, built=True)
     name = args.name or time.strftime("sweep-%Y%m%d-%H%M%S")
+    if args.ray is not None and args.measure_uncached:
+        raise ConfigError("--measure-uncached times the sweep on this machine, not on a cluster",
+                          "leave out --ray or --measure-uncached")
+    options = dict(split=args.split, metric=args.metric or DEFAULT_METRIC, base=base, docs=args.docs,
+                   test=not args.no_test, calibrate=not args.no_calibrate, name=name)
     with progress("sweeping {task.description}") as bar:  # configurations done; the one running and its step
         task = bar.add_task("", total=len(grid) + (0 if args.no_test else 1))
         now = {"config": ""}
@@ -69,9 +79,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             bar.update(task, description=f"{now['config']}: {what} {done}/{total}" if total else
                        f"{now['config']}: {what}")
 
-        sweep = run_sweep(args.index, Path(args.golden), grid, split=args.split, metric=args.metric or DEFAULT_METRIC,
-                          base=base, docs=args.docs, test=not args.no_test, calibrate=not args.no_calibrate,
-                          measure_uncached=args.measure_uncached, name=name, progress=begun, steps=step)
+        if args.ray is not None:  # the configurations' steps happen on the cluster's actors
+            from glassrag.evaluate.on_ray import run_sweep_on_ray
+
+            sweep = run_sweep_on_ray(args.index, Path(args.golden), grid, address=args.ray or None,
+                                     progress=begun, **options)
+        else:
+            sweep = run_sweep(args.index, Path(args.golden), grid, measure_uncached=args.measure_uncached,
+                              progress=begun, steps=step, **options)
     target = write_sweep(sweep, args.out or sweeps_folder(args.index) / name)
     print_sweep(sweep.to_dict(), target)
     return 0

@@ -59,9 +59,17 @@ class Sweep:
     seconds: float
     uncached_seconds: float | None = None
     timing: dict[str, float] = field(default_factory=dict)
+    # a sweep run on a cluster (evaluate/on_ray.py) keeps its indexes there: their descriptions
+    # and the stage caches' counts, summed over its units, come back instead of `variants`
+    described: list[dict[str, Any]] | None = None
+    counted: dict[str, int] | None = None
 
     def cache_counts(self) -> dict[str, int]:
-        return cache_counts(self.variants)
+        return dict(self.counted) if self.counted is not None else cache_counts(self.variants)
+
+    def indexes(self) -> list[dict[str, Any]]:
+        """Each index a configuration ran on (Variant.describe), the swept one first."""
+        return list(self.described) if self.described is not None else [v.describe(self.base) for v in self.variants]
 
     def to_dict(self) -> dict[str, Any]:
         def metrics(run: Run) -> dict[str, Any]:
@@ -92,7 +100,7 @@ class Sweep:
                      "rule": f"the {flat_spec(self.metric).better} {self.metric} on the {self.split} split; a tie goes "
                              "to the configuration that changes the fewest starting settings, then the least"},
             "test": test,
-            "indexes": [v.describe(self.base) for v in self.variants],
+            "indexes": self.indexes(),
             "timing": {"seconds": round(self.seconds, 3), **{k: round(v, 3) for k, v in self.timing.items()},
                        "uncached_seconds": None if self.uncached_seconds is None else round(self.uncached_seconds, 3),
                        "speedup": (round(self.uncached_seconds / self.seconds, 2)
@@ -120,18 +128,10 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
     `measure_uncached`, every configuration is evaluated again without any cache, to time it.
     `progress(done, total, name)` hears each configuration begin, `steps(what, done, total)` the
     questions of each fit and evaluation (evaluate/workbench.py)."""
-    from glassrag.store import EmbeddedStore
-
     started = time.perf_counter()
     index_dir, golden = Path(index_dir), Path(golden)
-    stored = EmbeddedStore(index_dir).read()
-    base = base or stored.config
-    test = test and split == "train"  # a choice made on test questions has no untouched test left
-    configs = [configure(base, point) for _, point in grid.points()]
-    if any(c.generate.enabled for c in configs):
-        raise ConfigError("the sweep does not generate answers", "leave [generate] enabled off for a sweep")
-    workbench = sweep_workbench(stored, index_dir, golden, _sources(stored, configs, docs), split, test,
-                                calibrate, caching)
+    stored, base, test, sources = sweep_inputs(index_dir, grid, split, base, docs, test)
+    workbench = sweep_workbench(stored, index_dir, golden, sources, split, test, calibrate, caching)
     workbench.steps = steps
     if not workbench.split(split):
         raise ConfigError(f"{golden} has no questions in the {split} split", "sweep another --split")
@@ -151,6 +151,22 @@ def run_sweep(index_dir: str | Path, golden: str | Path, grid: Grid, *, split: s
     if measure_uncached:
         sweep.uncached_seconds = uncached_seconds(sweep, calibrate, progress)
     return sweep
+
+
+def sweep_inputs(index_dir: Path, grid: Grid, split: str, base: Config | None, docs: Sequence[Path] | None,
+                 test: bool) -> tuple[Index, Config, bool, list[Path]]:
+    """What a sweep starts from: the swept index, the settings every configuration starts from
+    (`base`, else the index's), whether the best is tested (only when chosen on train) and
+    the documents an index of other index-time settings is built from (`_sources`)."""
+    from glassrag.store import EmbeddedStore
+
+    stored = EmbeddedStore(index_dir).read()
+    base = base or stored.config
+    configs = [configure(base, point) for _, point in grid.points()]
+    if any(c.generate.enabled for c in configs):
+        raise ConfigError("the sweep does not generate answers", "leave [generate] enabled off for a sweep")
+    # a choice made on test questions has no untouched test left
+    return stored, base, test and split == "train", _sources(stored, configs, docs)
 
 
 def sweep_workbench(stored: Index, index_dir: Path, golden: Path, docs: Sequence[Path], split: str, test: bool,

@@ -62,20 +62,14 @@ class Measurer:
         """The evidence of `experiment`; with `only`, just those corpora are measured and the
         others are kept from `before` (the evidence written last), each corpus with the
         provenance of the run that measured it, and the verdict decided over all of them."""
-        if not experiment.measured:
-            raise ConfigError(f"{experiment.name} is a benchmark's entry, not an experiment",
-                              f"reproduce it with: {experiment.command}")
-        unknown = [c for c in experiment.corpora if c not in self.corpora]
-        if unknown:
-            raise ConfigError(f"{experiment.name}: unknown corpus {unknown}",
-                              f"experiments/corpora.toml has: {', '.join(self.corpora)}")
+        self.check(experiment)
         started = time.perf_counter()
         baseline, changed = experiment.configs()
         per_corpus: dict[str, Any] = {}
         seeds = {"lsa.seed": baseline.lsa.seed, "bootstrap": 0, "randomisation": 0}
         for name in experiment.corpora:
-            kept = (before or {}).get("corpora", {}).get(name)
-            if only is not None and name not in only and kept is not None:
+            kept = kept_figures(name, only, before)
+            if kept is not None:
                 per_corpus[name] = {"provenance": (before or {}).get("provenance"), **kept}
                 continue
             corpus = self.corpora[name]
@@ -99,6 +93,16 @@ class Measurer:
                     "skipped" in c for c in per_corpus.values()),
                 "corpora": per_corpus, "seconds": round(time.perf_counter() - started, 1),
                 "provenance": provenance(seeds)}
+
+    def check(self, experiment: Experiment) -> None:
+        """ConfigError unless `experiment` is an A/B experiment on corpora this log knows."""
+        if not experiment.measured:
+            raise ConfigError(f"{experiment.name} is a benchmark's entry, not an experiment",
+                              f"reproduce it with: {experiment.command}")
+        unknown = [c for c in experiment.corpora if c not in self.corpora]
+        if unknown:
+            raise ConfigError(f"{experiment.name}: unknown corpus {unknown}",
+                              f"experiments/corpora.toml has: {', '.join(self.corpora)}")
 
     def _corpus(self, experiment: Experiment, name: str, a: Run, b: Run) -> dict[str, Any]:
         from glassrag.evaluate.runs import write_run_file
@@ -128,6 +132,13 @@ class Measurer:
                 "ranking_stage": {"baseline": a.ranking.stage, "change": b.ranking.stage},
                 "settings": compared["settings"],
                 "runs": {side: str(p) for side, p in paths.items()}}
+
+
+def kept_figures(corpus: str, only: list[str] | None, before: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The figures of `corpus` kept from `before` (the evidence written last) when `only` names
+    other corpora, else None (the corpus is measured now)."""
+    kept = (before or {}).get("corpora", {}).get(corpus)
+    return kept if only is not None and corpus not in only and kept is not None else None
 
 
 def paired_outcomes(a: Run, b: Run, metrics: list[str]) -> dict[str, dict[str, list[Any]]]:

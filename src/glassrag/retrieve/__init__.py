@@ -11,7 +11,8 @@ RETRIEVERS' (BM25, BM25 with RM3 feedback, BM25 with a generator's words from
 retrieve/generated.py, LSA, and ray-bm25, BM25 over a sharded index's shards on Ray,
 retrieve/shards.py); an index in PostgreSQL has the pg-* ones too (SQL over the index,
 retrieve/postgres.py `ENTRIES`); and an index holding an embedder's vectors has a neural
-retriever named after it (retrieve/neural.py `entry`). Every one is an `Entry` of the same
+retriever named after it (retrieve/neural.py `entry`) and a ray-NAME one, searching those vectors on
+a sharded index's shards (retrieve/shards.py `dense_entry`). Every one is an `Entry` of the same
 shape: how to make it from (index, config, bm25), what its score is (`describe_score`, for the
 UI), whether it can run on this index and install (`available`, `needs`). An entry whose
 retriever needs a part of its own in the index (LSA's model, an embedder's vectors) builds it
@@ -51,9 +52,12 @@ __all__ = ["RETRIEVERS", "Entry", "Retriever", "check_retrievers", "embedders", 
 def table(postgres: bool, embedders: Iterable[str]) -> dict[str, Entry]:
     """Every retriever of an index in PostgreSQL (`postgres`) or in a folder, holding the
     vectors of `embedders`, by name: RETRIEVERS', then the pg-* ones where it is in PostgreSQL,
-    then one per embedder, named after it; each an `Entry` of the same shape, in this order
-    (the settings form's)."""
-    return {**RETRIEVERS, **(pg.ENTRIES if postgres else {}), **{name: neural.entry(name) for name in embedders}}
+    then one per embedder, named after it, and its ray-NAME (NAME's vectors searched on a
+    sharded index's shards, available only there, as ray-bm25 is); each an `Entry` of the same
+    shape, in this order (the settings form's)."""
+    names = tuple(embedders)
+    return {**RETRIEVERS, **(pg.ENTRIES if postgres else {}), **{name: neural.entry(name) for name in names},
+            **{shards.dense_name(name): shards.dense_entry(name) for name in names}}
 
 
 def retrievers(index: Index) -> dict[str, Entry]:

@@ -95,6 +95,10 @@ def refusal(index: Index, name: str) -> ConfigError | None:
     except ConfigError as e:
         problem = e.problem.removesuffix("; nothing was read")  # check_runtime speaks to an ingest
         return ConfigError(f"retriever {name} cannot embed a question in this install: {problem}", e.hint)
+    except (KeyError, TypeError, ValueError) as e:  # a record this version cannot read: not a crash
+        return ConfigError(f"retriever {name}: the index's record of how embedder {name} made its vectors "
+                           f"cannot be read ({type(e).__name__}: {e})",
+                           f"ingest again with --embedder {name}")
     return None
 
 

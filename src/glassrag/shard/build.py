@@ -5,7 +5,8 @@ statistics stay global: glassrag/shard/__init__.py).
 A document goes to shard sha256(document id) mod N, with all its chunks; within a shard the
 chunks keep the catalogue's order, so a shard's row order agrees with the catalogue's and the
 tie rule of `top_k` (lower row first) means the same on both. Each shard keeps the catalogue's
-vocabulary (the same term ids), so the whole index's n(t) is read by term id.
+vocabulary (the same term ids), so the whole index's n(t) is read by term id, and each embedder's
+vectors of its rows (a dense search needs no corpus statistics: a cosine is the chunk's own).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 from glassrag.config import Config
 from glassrag.errors import ConfigError, StoreError
 from glassrag.lexical.bm25 import Columns, CorpusStats, TermCounts, bm25_weights
-from glassrag.store.base import Index, Part, Stored
+from glassrag.store.base import Embedded, Index, Part, Stored
 from glassrag.store.embedded import EmbeddedStore
 
 SHARD_PART = "shard"    # a shard's part: the whole index's statistics, its chunks' catalogue rows
@@ -32,6 +33,7 @@ SHARDS_FOLDER = "shards"
 ASSIGN = "sha256(document id) mod shards"
 LOCAL = "bm25"          # the in-process retriever a catalogue replaces by the sharded one
 SHARDED = "ray-bm25"
+RAY_PREFIX = "ray-"     # an embedder's retriever on the shards: ray-NAME (glassrag/retrieve/shards.py)
 
 
 @dataclass(frozen=True)
@@ -56,21 +58,24 @@ def shard_folder(i: int) -> str:
     return f"{SHARDS_FOLDER}/{i:03d}"
 
 
-def sharded_retrievers(config: Config, origin: str) -> Config:
-    """`config` with the in-process BM25 retriever replaced by the sharded one, where it is fused
-    or observed (a catalogue's settings: its questions are searched on the shards)."""
+def sharded_retrievers(config: Config, origin: str, embedders: tuple[str, ...] = ()) -> Config:
+    """`config` with the in-process BM25 retriever replaced by the sharded one, and each
+    embedder's of `embedders` by its ray-NAME, where it is fused or observed (a catalogue's
+    settings: its questions are searched on the shards)."""
     r = config.retrieve
-    swap = [n if n != LOCAL else SHARDED for n in r.retrievers]
-    observe = [n if n != LOCAL else SHARDED for n in r.observe]
+    to = {LOCAL: SHARDED, **{e: RAY_PREFIX + e for e in embedders}}
+    swap = [to.get(n, n) for n in r.retrievers]
+    observe = [to.get(n, n) for n in r.observe]
     return config.updated({"retrieve": {"retrievers": swap, "observe": observe}}, origin, "flag")
 
 
 def unsharded(config: Config, origin: str) -> Config:
-    """`config` with the sharded retriever replaced by the in-process one: the settings of the
-    whole index a catalogue was cut from (what an ingest into a catalogue builds)."""
+    """`config` with the sharded retrievers (ray-bm25, ray-NAME) replaced by the in-process ones
+    (bm25, NAME): the settings of the whole index a catalogue was cut from (what an ingest into a
+    catalogue builds)."""
     r = config.retrieve
-    swap = [n if n != SHARDED else LOCAL for n in r.retrievers]
-    observe = [n if n != SHARDED else LOCAL for n in r.observe]
+    swap = [n.removeprefix(RAY_PREFIX) for n in r.retrievers]
+    observe = [n.removeprefix(RAY_PREFIX) for n in r.observe]
     return config.updated({"retrieve": {"retrievers": swap, "observe": observe}}, origin, "flag")
 
 
@@ -129,15 +134,19 @@ def cut_shard(source: Index, i: int, shards: int, build: str, rows: np.ndarray, 
                 {"rows": rows, "doc_freq": np.asarray(stats.doc_freq, dtype=np.int64)})
     shard_config = source.config.updated({"retrieve": {"retrievers": [LOCAL], "observe": []},
                                           "neural": {"models": []}}, "glassrag shard", "flag")
+    # each embedder's vectors of the shard's rows: its dense search is exact over them
+    vectors = {name: Embedded(name, dict(e.params), np.asarray(e.vectors, dtype=np.float32)[rows])
+               for name, e in source.embeddings.items()}
     return Index(shard_config, {d: source.documents[d] for d in doc_ids}, [source.chunks[r] for r in rows.tolist()],
-                 counts, None, stored=Stored(bm25=(float(k1), float(b), bm25_weights(counts, k1, b, stats))),
+                 counts, None, embeddings=vectors,
+                 stored=Stored(bm25=(float(k1), float(b), bm25_weights(counts, k1, b, stats))),
                  parts={SHARD_PART: part})
 
 
 def catalogue(source: Index, shards: int, build: str, folders: list[str], origin: str) -> Index:
     """`source` as the catalogue of sharding `build` (its shards at `folders`): searched with
-    the sharded retriever in place of the in-process one."""
-    return replace(source, config=sharded_retrievers(source.config, origin),
+    the sharded retrievers (ray-bm25, ray-NAME for each embedder) in place of the in-process ones."""
+    return replace(source, config=sharded_retrievers(source.config, origin, tuple(source.embeddings)),
                    parts={**source.parts, SHARDS_PART: Part(
                        {"shards": shards, "build": build, "folders": folders, "assign": ASSIGN}, {})})
 

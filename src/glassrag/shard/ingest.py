@@ -66,6 +66,8 @@ FILES_A_BATCH = 8      # files read by one call of a worker
 TEXTS_A_BATCH = 512    # chunk texts analysed or embedded by one call
 STAGING = ".staging-"
 ORIGIN = "glassrag ingest --shards"
+# what needs Ray, and what to do without it (shard/serve.py `connect`: the error when Ray is absent)
+NEEDS = ("an ingest on a Ray cluster (--ray, --shards)", "ingest without --ray and --shards")
 
 
 class RayWork:
@@ -277,7 +279,7 @@ class ClusterIngest:
     def start(self, config: Config) -> RayWork:
         from glassrag.shard.serve import connect
 
-        self.work = RayWork(connect(self.address, "an ingest on a Ray cluster (--ray, --shards)"), config)
+        self.work = RayWork(connect(self.address, NEEDS), config)
         return self.work
 
     def reshard(self) -> bool:

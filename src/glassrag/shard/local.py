@@ -11,6 +11,7 @@ given; the raylet waits a fixed 15 s for the dashboard's agent, which a loaded m
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,29 +24,60 @@ NODE = {"node_ip_address": "127.0.0.1", "include_dashboard": False, "num_cpus": 
 
 
 @contextmanager
-def local_cluster(nodes: int = 3, folder: Path | None = None) -> Iterator[Any]:
+def local_cluster(nodes: int = 3, folder: Path | None = None, tries: int = 2) -> Iterator[Any]:
     """A connected `nodes`-node cluster of 1 CPU a node; yields the Cluster (its `address`).
     Ray's files go to a new folder in `folder` (the system's temporary folder when None), removed
-    after: keep `folder` short, as Ray's socket paths below it may not pass 107 bytes."""
+    after: keep `folder` short, as Ray's socket paths below it may not pass 107 bytes.
+
+    A node that misses Ray's fixed 30 s wait for its raylet (a loaded machine: "The current node
+    timed out during startup") is tried again, the whole cluster at most `tries` times; what a
+    failed try started, and whatever Ray left running after the cluster ends, is ended by its
+    process id (the processes whose RAY_TMPDIR is this cluster's folder)."""
     ray = ray_module(loopback=True)
     from ray.cluster_utils import Cluster
 
     with tempfile.TemporaryDirectory(prefix="ray-", dir=folder) as tmp:
         saved = os.environ.get("RAY_TMPDIR")
         os.environ["RAY_TMPDIR"] = tmp
-        cluster = Cluster(initialize_head=True, head_node_args=dict(NODE))
+        cluster = None
         try:
-            for _ in range(nodes - 1):
-                cluster.add_node(**NODE)
-            cluster.wait_for_nodes()
+            for attempt in range(1, tries + 1):
+                cluster = Cluster()  # its first node is the head
+                try:
+                    for _ in range(nodes):
+                        cluster.add_node(**NODE)
+                    cluster.wait_for_nodes()
+                    break
+                except Exception:
+                    cluster.shutdown()
+                    cluster = None
+                    end_leftovers(tmp)
+                    if attempt == tries:
+                        raise
             ray.init(address=cluster.address, _node_ip_address="127.0.0.1", logging_level="ERROR",
                      log_to_driver=False)
             yield cluster
         finally:
             close_all()
             ray.shutdown()
-            cluster.shutdown()
+            if cluster is not None:
+                cluster.shutdown()
+            end_leftovers(tmp)
             if saved is None:
                 os.environ.pop("RAY_TMPDIR", None)
             else:
                 os.environ["RAY_TMPDIR"] = saved
+
+
+def end_leftovers(tmp: str) -> list[int]:
+    """Kill the processes Ray started with its files in `tmp` (read from Linux's /proc: their
+    environment's RAY_TMPDIR; nothing elsewhere) and return their ids; this process is spared."""
+    mark, ended = f"RAY_TMPDIR={tmp}".encode(), []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if int(entry.name) != os.getpid() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+                ended.append(int(entry.name))
+        except (OSError, ValueError):  # gone already, or not ours to read
+            continue
+    return ended

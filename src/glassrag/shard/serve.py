@@ -8,6 +8,14 @@ which is the whole index's top k (`top_k`: ties to the lower row) because a chun
 float32 on its shard as in the whole index and every chunk of the whole top k is in its shard's
 top k (glassrag/shard/__init__.py). Ray is imported only here, when a sharded index is searched.
 
+Dense search merges the same way: each shard's exact top k by cosine(q, d) = q·d / (|q| |d|)
+over its rows of the embedder's vectors (ExactCosine, as the single index), with the range of
+its cosines (weighted fusion normalises by the corpus-wide range: the min of the shards' lows and
+the max of their highs). A cosine is the chunk's own, so no statistics are shared; but BLAS adds
+a row's products in an order that depends on where the row sits in the matrix (OpenBLAS's sgemv
+takes rows four at a time and the last ones apart), so a shard's cosine may differ from the whole
+index's in its last bit (≤ 1.2e-7): the lists are equal where no two cosines lie that close.
+
 A shard's actor that dies, or fails, gives ShardError naming the shard: a ranking is never made
 from fewer than every shard's list. The pool is then forgotten, so the next question starts new
 actors (a restarted node serves again). Ray's own settings for a cluster started here (`connect`
@@ -24,6 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glassrag.dense.exact import ExactCosine
 from glassrag.errors import GlassragError, ShardError
 from glassrag.lexical.bm25 import BM25, CorpusStats, top_k
 from glassrag.store.embedded import EmbeddedStore
@@ -32,11 +41,14 @@ INSTALL = "pip install 'glassrag[ray]'"
 ADDRESS_VARIABLE = "GLASSRAG_RAY"  # the cluster a sharded index is searched on (`--ray` sets it)
 
 
+# what needs Ray, and what to do without it (the error when Ray is absent says both)
+SHARDED = ("searching a sharded index", "search the index it was cut from")
+
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray keeps 127.0.0.1 instead of the interface's address
 
 
-def ray_module(loopback: bool = False, purpose: str = "searching a sharded index") -> Any:
-    """The `ray` package, or ShardError saying how to install it. `loopback`: for a cluster
+def ray_module(loopback: bool = False, needs: tuple[str, str] = SHARDED) -> Any:
+    """The `ray` package, or ShardError saying what `needs` it and how to install it. `loopback`: for a cluster
     started on this machine, Ray told to keep every address on 127.0.0.1 (its processes read the
     variable when they start; this process's Ray read it on import, so its flag is set too)."""
     if loopback:
@@ -46,9 +58,7 @@ def ray_module(loopback: bool = False, purpose: str = "searching a sharded index
 
         ray.init  # noqa: B018  (a folder named ray on the path is not Ray)
     except (ImportError, AttributeError):
-        raise ShardError(f"{purpose} needs Ray, which is not installed",
-                         f"{INSTALL} (or search the index it was cut from)" if purpose.startswith("searching")
-                         else f"{INSTALL} (or ingest without --ray and --shards)") from None
+        raise ShardError(f"{needs[0]} needs Ray, which is not installed", f"{INSTALL} (or {needs[1]})") from None
     if loopback:
         from ray._private import ray_constants
 
@@ -56,11 +66,12 @@ def ray_module(loopback: bool = False, purpose: str = "searching a sharded index
     return ray
 
 
-def connect(address: str | None = None, purpose: str = "searching a sharded index") -> Any:
+def connect(address: str | None = None, needs: tuple[str, str] = SHARDED) -> Any:
     """Ray, connected to the cluster at `address` (else GLASSRAG_RAY; else a one-machine cluster
-    started here, on loopback, without the dashboard); nothing is done when already connected."""
+    started here, on loopback, without the dashboard); nothing is done when already connected.
+    `needs`: what asks for Ray and what to do without it, for the error when Ray is absent."""
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
-    ray = ray_module(not address or _on_loopback(address), purpose)
+    ray = ray_module(loopback=not address or _on_loopback(address), needs=needs)
     if ray.is_initialized():
         return ray
     try:
@@ -81,7 +92,8 @@ def connect(address: str | None = None, purpose: str = "searching a sharded inde
         where = f"the Ray cluster at {address}" if address else "a local Ray cluster"
         raise ShardError(f"cannot reach {where}: {type(err).__name__}: {err}",
                          "start it (ray start --head --node-ip-address 127.0.0.1) or give its address "
-                         "with --ray HOST:PORT; without --ray a one-machine cluster is started") from None
+                         "with --ray HOST:PORT; " + ("without --ray a one-machine cluster is started" if needs == SHARDED
+                                                     else needs[1])) from None
     return ray
 
 
@@ -133,6 +145,7 @@ class ShardServer:
         self.index, self.rows = index, np.asarray(part.arrays["rows"])
         self.stats = CorpusStats(int(part.params["n_docs"]), float(part.params["avgdl"]), part.arrays["doc_freq"])
         self.scorers: dict[tuple[float, float], BM25] = {}
+        self.cosines: dict[str, ExactCosine] = {}
 
     def scorer(self, k1: float, b: float) -> BM25:
         """BM25 at k1 and b over the whole index's statistics (the stored weights when they were
@@ -159,6 +172,27 @@ class ShardServer:
             raise ShardError(*self.problem)
         idx, scores = top_k(self.scorer(k1, b).score_all(list(tokens)), k)
         return self.rows[idx], scores
+
+    def dense(self, embedder: str, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """The shard's top k by cosine with `vector` among its rows of `embedder`'s vectors, as
+        (catalogue rows, cosines, lowest cosine, highest cosine); a zero vector (no known word)
+        compares with nothing, as in the single index."""
+        if self.problem:
+            raise ShardError(*self.problem)
+        if embedder not in self.index.embeddings:
+            raise ShardError(f"{self.folder} holds no vectors of embedder {embedder!r} "
+                             f"(it has: {', '.join(self.index.embeddings) or 'none'})",
+                             "shard the index again (glassrag shard) from an index built with that embedder")
+        if embedder not in self.cosines:
+            self.cosines[embedder] = ExactCosine(self.index.embeddings[embedder].vectors)
+        from glassrag.dense.neural import one_blas_thread
+
+        search = self.cosines[embedder]
+        with one_blas_thread():  # as the single index's retriever computes them
+            sims = search.similarities(np.asarray(vector, dtype=np.float32))
+        low, high = (float(sims.min()), float(sims.max())) if sims.size else (float("inf"), float("-inf"))
+        idx, scores, _ = search.top(sims if np.asarray(vector).any() else sims[:0], k)
+        return self.rows[idx], scores, low, high
 
 
 def merge_tops(tops: Sequence[tuple[np.ndarray, np.ndarray]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +228,14 @@ class ShardPool:
         """Every shard's top k for the question, merged (ShardError when any shard fails)."""
         refs = [a.search.remote(list(tokens), k, k1, b) for a in self.actors]
         return merge_tops(self._gather(refs, "search"), k)
+
+    def dense(self, embedder: str, vector: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """Every shard's top k by cosine, merged, and the corpus-wide (lowest, highest) cosine."""
+        ref = self.ray.put(np.asarray(vector, dtype=np.float32))  # sent once, read by every shard
+        tops = self._gather([a.dense.remote(embedder, ref, k) for a in self.actors], "search")
+        rows, scores = merge_tops([(r, s) for r, s, _, _ in tops], k)
+        low, high = min(t[2] for t in tops), max(t[3] for t in tops)
+        return (rows, scores, low, high) if low <= high else (rows, scores, 0.0, 0.0)  # no chunk at all
 
     def where(self) -> list[dict[str, Any]]:
         return self._gather([a.where.remote() for a in self.actors], "ask")

@@ -32,6 +32,7 @@ from glassrag.web.route import add_terms, drawn_in, layout
 # per-term rows, issue 13.6); a table wider than this is not read anyway
 MAX_EXPLAINED_TERMS = 24
 TRIES = 6  # questions to try on the page before a question, one of each kind
+LEXICAL = ("bm25", "ray-bm25")  # the BM25 retriever's names: in process, on a sharded index's shards
 TERM_ROWS = 10  # rows of the BM25 term table: bm25's top chunks
 EXPLAINED_RANKS = 30  # a route's bm25 node gets its per-term line down to this rank
 
@@ -171,7 +172,7 @@ class AskView:
             out["golden"], relevant = self._golden(labelled, answer)
         tokens = self.index.analyzer(self.question)
         route = layout(answer, self._label, relevant)
-        explain = self._explain(pipeline, tokens, answer, drawn_in(route, "bm25"))
+        explain = self._explain(pipeline, tokens, answer, [c for n in LEXICAL for c in drawn_in(route, n)])
         add_terms(route, {cid: _terms_line(rows) for cid, rows in explain.items()})
         out["answer"] = answer.to_dict()
         if answer.generation is not None:  # its scores, as eval --generate counts them
@@ -190,7 +191,7 @@ class AskView:
             note = (f"explanation bounded: {MAX_EXPLAINED_TERMS} of {out['bm25_terms']['distinct_terms']} "
                     "distinct question terms shown per chunk, the rest summed in one column")
             for stage in out["stages"]:
-                if stage["name"] == "bm25":
+                if stage["name"] in LEXICAL:
                     stage["notes"].append(note)
         return out
 
@@ -230,10 +231,9 @@ class AskView:
         """BM25's per-term contributions for the chunks the page shows them for, in one call: the
         term table's (bm25's top TERM_ROWS), the shown passages', and the route's bm25 nodes among
         bm25's top EXPLAINED_RANKS."""
-        ran = any(t.name == "bm25" for t in answer.trace)
-        if not ran:
+        bm25 = next((t for t in answer.trace if t.name in LEXICAL), None)
+        if bm25 is None:
             return {}
-        bm25 = answer.stage("bm25")
         ranked = {h.chunk_id for h in bm25.hits[:EXPLAINED_RANKS]}
         wanted = [h.chunk_id for h in bm25.hits[:TERM_ROWS]] + [cid for cid in drawn if cid in ranked]
         wanted += [p.chunk_id for p in ([answer.passage] if answer.passage else []) + list(answer.also_found)]
@@ -250,7 +250,8 @@ class AskView:
         if len(distinct) > len(terms):
             terms.append(f"({len(distinct) - len(terms)} more terms)")
         rows = []
-        for h in answer.stage("bm25").hits[:TERM_ROWS]:
+        lexical = next(t for t in answer.trace if t.name in LEXICAL)  # explain is empty without one
+        for h in lexical.hits[:TERM_ROWS]:
             by_term: dict[str, dict[str, Any]] = {}
             for r in explain[h.chunk_id]:
                 column = r["term"] if r["term"] in terms[:MAX_EXPLAINED_TERMS] else terms[-1]

@@ -216,7 +216,7 @@ def add_terms(route: dict[str, Any], terms: dict[str, str]) -> None:
         line = terms.get(chunk["chunk_id"])
         if line:
             for node in chunk["nodes"]:
-                if node["column"] == "bm25":
+                if node["column"] in ("bm25", "ray-bm25"):  # ray-bm25: BM25 on a sharded index
                     node["title"] += "\nBM25 per term: " + line
 
 

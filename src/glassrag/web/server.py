@@ -31,7 +31,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from glassrag import threads
-from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, StoreError
+from glassrag.errors import ConfigError, GenerationError, GlassragError, QueryError, ShardError, StoreError
 from glassrag.lab import EXHIBITS
 from glassrag.web import forms as forms_module
 from glassrag.web import prefork
@@ -127,7 +127,7 @@ def _status(e: GlassragError) -> int:
         return e.status
     if isinstance(e, (ConfigError, QueryError)):
         return 400
-    if isinstance(e, (StoreError, GenerationError)):  # the index or the generator is not there
+    if isinstance(e, (StoreError, GenerationError, ShardError)):  # the index, the generator or a shard is not there
         return 503
     return 400
 
