@@ -69,10 +69,12 @@ docs: $(SITE)
 	$(BIN)/python -m mkdocs build --strict --site-dir site
 
 # the fast tier: every test but those marked slow (they start another process: the command line,
-# pytest, PostgreSQL, a web server, a browser; pyproject.toml); docs/testing.md has each tier's time
+# pytest, PostgreSQL, a web server, a browser; pyproject.toml), on two workers (pytest-xdist: the
+# fast tests share no port, server or folder); docs/testing.md has each tier's time
+CHECK_WORKERS ?= 2
 .PHONY: check
 check: $(FULL)
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not slow"
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q -m "not slow" -n $(CHECK_WORKERS)
 
 # mypy --strict on the stage contract (stage.py, the kinds, the trace's types), the pipeline and the
 # stage families (the modules they import are read for their types, not checked; pyproject.toml
