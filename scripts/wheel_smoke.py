@@ -78,6 +78,8 @@ def check(work: Path, repo: Path) -> int:
         if not Path(path).exists():
             print(f"glassrag demo --where names {name} at {path}, which does not exist", file=sys.stderr)
             return 1
+    if every_retriever(cli, index, work):
+        return 1
     port = free_port()
     server = subprocess.Popen([str(cli), "serve", "--index", str(index), "--port", str(port)], cwd=work)
     base = f"http://127.0.0.1:{port}"
@@ -92,6 +94,43 @@ def check(work: Path, repo: Path) -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def every_retriever(cli: Path, index: Path, work: Path) -> int:
+    """The stage contract's honesty in this install, whatever its extras (the smoke's venv has
+    [web,docs] only: no neural runtime, no llama-cpp-python): every retriever the demo index's
+    table holds (glassrag.retrieve `retrievers`), asked through `glassrag ask` alone, either
+    answers, twice alike, or refuses with a message and no traceback when its entry says it
+    cannot run here (issue 50: availability is honest for every entry)."""
+    from glassrag.retrieve import retrievers
+    from glassrag.store import open_store
+
+    read = open_store(str(index)).read()
+    failures, ran, refused = [], [], []
+    for name, entry in retrievers(read).items():
+        config = work / f"only-{name}.toml"
+        config.write_text(f'[retrieve]\nretrievers = ["{name}"]\nobserve = []\n', encoding="utf-8")
+        asked = [subprocess.run([str(cli), "ask", "What does error E-4107 mean?", "--index", str(index),
+                                 "--config", str(config), "--json"], cwd=work, capture_output=True, text=True)
+                 for _ in range(2)]
+        if entry.runs(read):
+            tops = [[(h.get("chunk_id"), h.get("score")) for t in json.loads(r.stdout)["trace"] if t["name"] == name
+                     for h in t.get("hits", [])[:10]] if r.returncode == 0 else None for r in asked]
+            if tops[0] is None or tops[0] != tops[1] or not tops[0]:
+                failures.append(f"{name} runs here by its entry, but asked twice: rc {asked[0].returncode}, "
+                                f"{asked[0].stderr[-300:]!r}")
+            ran.append(name)
+        else:
+            r = asked[0]
+            if r.returncode == 0 or "Traceback" in r.stderr or not r.stderr.strip():
+                failures.append(f"{name} cannot run here by its entry, yet ask gave rc {r.returncode}: {r.stderr[-300:]!r}")
+            refused.append(name)
+    print(f"every retriever of the demo's table in this install: {len(ran)} answered twice alike "
+          f"({', '.join(ran)}), {len(refused)} refused with a message ({', '.join(refused)}), "
+          f"{len(failures)} wrong")
+    for f in failures:
+        print("  " + f, file=sys.stderr)
+    return 1 if failures else 0
 
 
 def crawl(base: str, pages: list[str]) -> int:
