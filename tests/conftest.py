@@ -102,7 +102,11 @@ def comparable_run(run) -> dict:
     """A run as data without what measures time (to compare two runs of the same figures)."""
     import json
 
-    data = json.loads(json.dumps(run.to_dict()))
+    return comparable_data(json.loads(json.dumps(run.to_dict())))
+
+
+def comparable_data(data: dict) -> dict:
+    """A run's data (`Run.to_dict()`, or a run file read back) without what measures time."""
     for key in ("seconds", "created"):
         data.pop(key)
     for q in data["questions"]:

@@ -18,7 +18,7 @@ from glassrag.experiment import load_all, work_folder, write_evidence
 from glassrag.experiment.corpora import load_corpora
 from glassrag.experiment.measure import Measurer
 from glassrag.experiment.on_ray import experiment_units, run_experiments_on_ray
-from tests.conftest import write_corpus
+from tests.conftest import comparable_data, write_corpus
 from tests.evaluate.test_sweep_small import write_golden
 
 # the handbook's fast settings (tests/evaluate/test_sweep_small.py CONFIG)
@@ -53,13 +53,7 @@ def comparable(evidence: dict) -> dict:
 
 
 def run_file(path: str) -> dict:
-    data = json.loads(Path(path).read_text())
-    for key in ("seconds", "created"):
-        data.pop(key)
-    for q in data["questions"]:
-        for stage in q["stages"].values():
-            stage.pop("ms")
-    return data
+    return comparable_data(json.loads(Path(path).read_text()))
 
 
 def test_the_units_are_the_runs_of_one_index(log):
