@@ -213,6 +213,8 @@ def markdown(r: dict, stopped: str | None) -> str:
     lines = [
         f"# Sharded BM25 on Ray: {r['shards']} shards on a local {r['nodes']}-node cluster, SciFact",
         "",
+        f"`{r['command']}`",
+        "",
         f"{r['corpus']['chunks']:,} chunks, {r['corpus']['queries']} test queries, depth {r['corpus']['depth']}; "
         f"the shards' actors on {r['nodes_used']} distinct nodes (1 CPU each, 127.0.0.1). "
         + (f"Paused during the run: processes matching {stopped!r}." if stopped else "Nothing paused")
@@ -264,14 +266,32 @@ def main() -> None:
     parser.add_argument("--pause", help="stop processes matching this pattern (pgrep -f) during the run")
     parser.add_argument("--embed", type=int, default=256, help="passages MiniLM-embedded for the embedding "
                                                                "throughput (0: not measured)")
+    parser.add_argument("--chunks", type=int, help="a corpus of this many chunks (bench/scaling.py's), built "
+                                                  "once and cached (bench/ray_shards_large.py), instead of SciFact")
+    parser.add_argument("--cache", type=Path, help="the cache of --chunks (default ~/.cache/glassrag/bench-1m)")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    with paused(args.pause), tempfile.TemporaryDirectory(prefix="ray-shards-") as work:
-        result = run(args.shards, args.nodes, Path(work), args.embed)
-    path = save("ray_shards", result)
-    text = markdown(result, args.pause)
-    (RESULTS / "ray_shards.md").write_text(text)
+    if args.child:
+        import ray_shards_large
+
+        ray_shards_large.CHILDREN[args.child[0]](*args.child[1:])
+        return
+    command = "python bench/ray_shards.py " + " ".join(sys.argv[1:])
+    if args.chunks:
+        import ray_shards_large as large
+
+        with paused(args.pause):
+            result = large.run(args.chunks, args.shards, args.nodes, args.cache or large.CACHE)
+        name = f"ray_shards_{large.label(args.chunks)}"
+        text = large.markdown({**result, "command": command}, args.pause)
+    else:
+        with paused(args.pause), tempfile.TemporaryDirectory(prefix="ray-shards-") as work:
+            result = run(args.shards, args.nodes, Path(work), args.embed)
+        name, text = "ray_shards", markdown({**result, "command": command}, args.pause)
+    path = save(name, {**result, "command": command})
+    (RESULTS / f"{name}.md").write_text(text)
     print(text)
-    print(f"written: {path}, {RESULTS / 'ray_shards.md'}")
+    print(f"written: {path}, {RESULTS / f'{name}.md'}")
 
 
 if __name__ == "__main__":
