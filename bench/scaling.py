@@ -57,9 +57,9 @@ CONFIG = """[bm25]\nk1 = 0.9\nb = 0.4\n"""
 
 # the corpus ---------------------------------------------------------------------------
 
-def make_corpus(n: int) -> Path:
-    """A BEIR folder of n documents (cached under WORK)."""
-    folder = WORK / f"corpus-{n}"
+def make_corpus(n: int, root: Path | None = None) -> Path:
+    """A BEIR folder of n documents (cached under `root`, WORK when None)."""
+    folder = (root or WORK) / f"corpus-{n}"
     folder.mkdir(parents=True, exist_ok=True)
     write_qrels(folder, n)
     if (folder / "corpus.jsonl").is_file():
