@@ -237,3 +237,76 @@ def demo_index_for_log(tmp_path_factory) -> Path:
     index, _ = build_index([demo_docs()], Config())
     EmbeddedStore(folder).write(index)
     return folder
+
+
+def test_evidence_records_the_baseline_and_today_it_has_not_moved(measured_log):
+    from glassrag.config import Config
+    from glassrag.experiment.drift import flat, moved, unrecorded
+
+    evidence = read_evidence(measured_log, "cap")
+    recorded = evidence["corpora"]["demo"]["baseline_settings"]
+    assert recorded == flat(Config().to_dict())  # the cap's baseline is the defaults, every setting of them
+    assert isinstance(recorded["gate.signals"], list)  # a tuple kept as JSON holds it, so it compares equal
+    assert moved(load(measured_log / "cap.toml"), evidence) == {} and unrecorded(evidence) == []
+    assert "(baseline moved)" not in render(measured_log) and "None is marked now." in render(measured_log)
+
+
+def moved_copy(measured_log: Path, tmp_path: Path, setting: str, then) -> Path:
+    """A copy of the measured log whose evidence says `setting` was `then` when it ran (as if the
+    default moved since), and whose corpora.toml names a second corpus the entry does not list."""
+    import shutil
+
+    log = tmp_path / "experiments"
+    shutil.copytree(measured_log, log)
+    (log / "corpora.toml").write_text((measured_log / "corpora.toml").read_text() + '[other]\ntitle = "o"\n'
+                                      'documents = ["docs"]\ngolden = "g.jsonl"\n', encoding="utf-8")
+    path = log / "results" / "cap.json"
+    evidence = json.loads(path.read_text())
+    evidence["corpora"]["demo"]["baseline_settings"][setting] = then
+    path.write_text(json.dumps(evidence), encoding="utf-8")
+    return log
+
+
+def test_a_default_that_moved_since_is_named_in_the_report_list_and_run(measured_log, demo_index_for_log, tmp_path,
+                                                                        capsys):
+    from glassrag.cli import main
+    from glassrag.config import Config
+
+    now = Config().bm25.k1
+    log = moved_copy(measured_log, tmp_path, "bm25.k1", now + 0.3)
+    evidence = read_evidence(log, "cap")
+    from glassrag.experiment.drift import moved
+
+    assert moved(load(log / "cap.toml"), evidence) == {"demo": [("bm25.k1", now + 0.3, now)]}
+    text = render(log)
+    assert f"**The baseline's settings have moved since:** `bm25.k1` {now + 0.3} → {now} (demo)" in text
+    assert f"| {evidence['verdict']} (baseline moved) |" in text
+    assert "Marked now: 1 (`cap`)" in text
+    from starlette.testclient import TestClient
+
+    from glassrag.web.server import create_app
+
+    client = TestClient(create_app([demo_index_for_log], log=log), base_url="http://127.0.0.1")
+    (x,) = client.get("/development.json").json()["experiments"]
+    assert x["moved"] == f"bm25.k1 {now + 0.3} → {now} (demo)"
+    assert "baseline moved" in client.get("/development").text
+    capsys.readouterr()
+    assert main(["experiment", "list", "--log", str(log)]) == 0
+    assert "moved: bm25.k1" in capsys.readouterr().out
+    # --moved picks the entries whose baseline moved; --corpus other measures nothing of the
+    # cap (it lists only the demo), so its figures are kept and decided again, quickly
+    main(["experiment", "run", "--moved", "--corpus", "other", "--log", str(log)])
+    assert "cap:" in capsys.readouterr().out
+    assert main(["experiment", "run", "--moved", "--log", str(measured_log)]) == 0
+    assert "no experiment was measured against a baseline that has since moved" in capsys.readouterr().out
+
+
+def test_run_refuses_a_corpus_the_log_does_not_have(measured_log, capsys):
+    from glassrag.cli import main
+
+    before = (measured_log / "results" / "cap.json").read_bytes()
+    assert main(["experiment", "run", "cap", "--corpus", "demmo", "--log", str(measured_log)]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "--corpus demmo: not a corpus of" in said and "it has: demo" in said
+    assert (measured_log / "results" / "cap.json").read_bytes() == before
+

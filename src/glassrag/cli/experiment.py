@@ -22,6 +22,9 @@ def add_parser(sub: Any) -> None:
     e = ex.add_parser("run", help="measure experiments on their corpora and write their evidence")
     e.add_argument("names", nargs="*", help="experiment names (the TOML files' names)")
     e.add_argument("--all", action="store_true", help="every experiment of the log")
+    e.add_argument("--moved", action="store_true",
+                   help="every experiment measured against a baseline that has since moved (experiment list "
+                        "shows which), measured again against today's")
     e.add_argument("--corpus", action="append", metavar="NAME",
                    help="measure only this corpus (repeatable); the others' figures are kept from the "
                         "last evidence, each with the provenance of the run that measured it")
@@ -52,22 +55,44 @@ def add_parser(sub: Any) -> None:
 def cmd_list(args: argparse.Namespace) -> int:
     from glassrag.experiment import load_all, read_evidence
 
-    table = Table("name", "kind", "recorded verdict", "last measured", "title")
+    from glassrag.experiment.drift import moved, unrecorded
+
+    table = Table("name", "kind", "recorded verdict", "last measured", "baseline", "title")
     for e in load_all(args.log):
         evidence = read_evidence(args.log, e.name) if e.measured else None
         last = (evidence["verdict"] + ("" if evidence["reproduced"] else " (differs)")) if evidence else "-"
-        table.add_row(e.name, "experiment" if e.measured else "benchmark", e.verdict, last, e.title)
+        changes = moved(e, evidence) if evidence else {}
+        baseline = ("moved: " + ", ".join(sorted({name for diffs in changes.values() for name, _, _ in diffs}))
+                    if changes else "not recorded" if evidence and unrecorded(evidence) else "today's" if evidence
+                    else "-")
+        table.add_row(e.name, "experiment" if e.measured else "benchmark", e.verdict, last, baseline, e.title)
     out.print(table)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from glassrag.experiment import find, load_all, run_experiments
+    from glassrag.experiment.corpora import load_corpora
     from glassrag.experiment.measure import metric_rows
 
-    if args.all == bool(args.names):
-        raise ConfigError("name the experiments to run, or give --all", "glassrag experiment list shows them")
-    chosen = [e for e in load_all(args.log) if e.measured] if args.all else [find(args.log, n) for n in args.names]
+    if (args.all + args.moved + bool(args.names)) != 1:
+        raise ConfigError("name the experiments to run, or give --all or --moved (one of the three)",
+                          "glassrag experiment list shows them")
+    chosen = ([e for e in load_all(args.log) if e.measured] if args.all or args.moved
+              else [find(args.log, n) for n in args.names])
+    known = load_corpora(args.log)
+    unknown = [c for c in args.corpus or () if c not in known]
+    if unknown:  # else it would measure nothing and keep every figure, silently
+        raise ConfigError(f"--corpus {', '.join(unknown)}: not a corpus of {args.log / 'corpora.toml'}",
+                          f"it has: {', '.join(known)}")
+    if args.moved:
+        from glassrag.experiment import read_evidence
+        from glassrag.experiment.drift import moved
+
+        chosen = [e for e in chosen if (ev := read_evidence(args.log, e.name)) and moved(e, ev)]
+        if not chosen:
+            out.print("no experiment was measured against a baseline that has since moved")
+            return 0
     with progress("{task.description}") as bar:  # on a terminal only: a pipe gets the results alone
         task = bar.add_task("", total=None)
         now = {"run": ""}  # the run in progress ("EXPERIMENT: CORPUS baseline"), what it does is a step of it

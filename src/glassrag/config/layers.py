@@ -130,7 +130,7 @@ def _definitions() -> dict[str, Setting]:
             kind = float if default is None else type(default)
             out[f"{section.name}.{f.name}"] = Setting(
                 section.name, f.name, default, kind, default is None, m["doc"], m["source"], m["low"],
-                m["high"], m["above"], m["choices"], m["reingest"], m["user_only"], m["scores"])
+                m["high"], m["above"], m["choices"], m["reingest"], m["user_only"], m["scores"], m["before"])
     return out
 
 

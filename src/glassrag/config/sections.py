@@ -253,13 +253,13 @@ class GateSettings:
                                    "experiment gate-offtopic-threshold: off-topic questions declined +0.011 "
                                    "pooled over six corpora (p 0.002, +10/-0; SciFact with abstention 0.926 "
                                    "-> 0.966), worse on no corpus and in no other figure",
-                                   low=0.5, high=1.0)
+                                   low=0.5, high=1.0, before=1.0)
     on_topic_min: int = setting(5, "calibrate fits the first threshold on the golden set's on-topic unanswerable "
                                 "train questions only when it has at least this many; with fewer, against the "
                                 "off-topic ones alone (0: always on both)",
                                 "bench/small_golden.py: fitted on 2 such questions, the first threshold declined "
                                 "found test answers; 5 is the fewest of a class any AUROC interval needs "
-                                "(gate/calibrate.py MIN_PER_CLASS)", low=0)
+                                "(gate/calibrate.py MIN_PER_CLASS)", low=0, before=0)
     signals: list[str] = setting(["answerability", "bm25_norm", "term_share", "coverage", "known_share", "margin"],
                                  "the signals gate.score = combined reads (gate/signals.py names them; a signal no "
                                  "question has is left out, and calibrate says so): the answerability model's logit, "
@@ -267,7 +267,8 @@ class GateSettings:
                                  "best passage's score stands above the fifth's)",
                                  "experiment gate-signal-margin: the margin added declines 0.135 more of the golden "
                                  "sets' unanswerable questions (p 1e-12, six corpora, +45/-1; SciFact with abstention "
-                                 "0.073 -> 0.237, economics 0.545 -> 0.727), answer hit@5 -0.003 (p 1)")
+                                 "0.073 -> 0.237, economics 0.545 -> 0.727), answer hit@5 -0.003 (p 1)",
+                                 before=["answerability", "bm25_norm", "term_share", "coverage", "known_share"])
 
 
 @dataclass(frozen=True)

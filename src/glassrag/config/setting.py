@@ -15,16 +15,20 @@ from glassrag.errors import ConfigError
 
 def setting(default: Any, doc: str, source: str, *, low: float | None = None, high: float | None = None,
             above: bool = False, choices: tuple[str, ...] | str | None = None,
-            reingest: bool = False, scores: bool = False, user_only: bool = False) -> Any:
+            reingest: bool = False, scores: bool = False, user_only: bool = False, before: Any = None) -> Any:
     """A settings field. `low`/`high`: the allowed range of a number (`above`: strictly above
     `low`); `choices`: the allowed names, or "module:TABLE" naming the table of variants they
     are looked up in; `reingest`: the setting is used when the index is built; `scores`: it
     changes a score the gate reads (a calibration made under another value is invalid: the
     gate's list, glassrag/gate/threshold.py, is the settings that say so); `user_only`: it
     names something glassrag contacts (a URL), so it is taken only from the user's own --config
-    or flags, never from an index folder or a run file (an index is data, issue 28.1)."""
+    or flags, never from an index folder or a run file (an index is data, issue 28.1); `before`:
+    for a setting added after glassrag had the behaviour it now names, the value that does what
+    glassrag did before it existed, when that is not its default (a measurement recorded without
+    the setting ran with that value: experiment/drift.py)."""
     meta = {"doc": doc, "source": source, "low": low, "high": high, "above": above,
-            "choices": choices, "reingest": reingest, "scores": scores, "user_only": user_only}
+            "choices": choices, "reingest": reingest, "scores": scores, "user_only": user_only,
+            "before": before}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -52,6 +56,7 @@ class Setting:
     reingest: bool
     user_only: bool = False
     scores: bool = False  # changes a score the gate reads: a calibration is valid for its value only
+    before: Any = None  # the value that did what glassrag did before the setting existed (None: its default)
 
     @property
     def name(self) -> str:

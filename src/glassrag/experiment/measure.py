@@ -28,6 +28,7 @@ from glassrag.stats import holm
 from glassrag.evaluate.workbench import Steps, Workbench
 from glassrag.experiment.corpora import Corpus, workbench
 from glassrag.experiment import verdict as verdict_rule
+from glassrag.experiment.drift import flat
 from glassrag.experiment.log import Experiment
 from glassrag.provenance import provenance
 from glassrag.schema import Run
@@ -131,6 +132,8 @@ class Measurer:
                 "gate": {"baseline": _gate(a), "change": _gate(b)},
                 "ranking_stage": {"baseline": a.ranking.stage, "change": b.ranking.stage},
                 "settings": compared["settings"],
+                # every setting the baseline ran with: a later default that moves shows (drift.py)
+                "baseline_settings": flat(a.config),
                 "runs": {side: str(p) for side, p in paths.items()}}
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from glassrag.experiment import load_all, read_evidence
 from glassrag.experiment.corpora import load_corpora
+from glassrag.experiment import drift
 from glassrag.experiment.log import VERDICTS, Experiment
 from glassrag.experiment.measure import ALPHA, metric_rows
 
@@ -97,6 +98,11 @@ def experiment_part(e: Experiment, evidence: dict[str, Any] | None, corpora: dic
     prov = evidence.get("provenance", {})
     out += ["", f"Measured in {evidence['seconds']} s, code {prov.get('code_version') or 'unknown'}; "
                 f"evidence `experiments/results/{e.name}.json`, runs in `.glassrag/experiments/runs/{e.name}/`.", ""]
+    changes = drift.moved(e, evidence)
+    if changes:
+        out += [f"**The baseline's settings have moved since:** {drift.said(changes)}. These figures compare the "
+                "change with the baseline of that time; whether the move changes them, only "
+                f"`glassrag experiment run {e.name}` (against today's) can say.", ""]
     if e.notes:
         out += [e.notes, ""]
     return out
@@ -168,6 +174,7 @@ def render(log: Path) -> str:
                 cells.append(f"{m['diff']:+.3f} (p {m.get('p_holm', m['p']):.2g})" if m["measured"] else "–")
         verdict = (ev["verdict"] + ("" if ev.get("rule") else " (rule 1)")) if ev else "not run"
         verdict += " (shipped)" if e.shipped else ""
+        verdict += " (baseline moved)" if ev and drift.moved(e, ev) else ""
         head = ((ev or {}).get("pooled") or {}).get(e.metric)
         pooled = f"{head['diff']:+.3f} (p {head['p']:.2g}, n {head['n']})" if head else ""
         out.append(f"| [{e.title}](#{_anchor(e)}) | {e.metric} | {pooled} | " + " | ".join(cells) + f" | {verdict} |")
@@ -175,6 +182,7 @@ def render(log: Path) -> str:
     counts = {v: sum(1 for e in measured if evidence[e.name] and evidence[e.name]["verdict"] == v) for v in VERDICTS}
     counts = {v: n for v, n in counts.items() if n}
     out += [", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
+    out += [baseline_line(measured, evidence), ""]
     for e in measured:
         out += experiment_part(e, evidence[e.name], corpora)
     out += ["## Benchmarks behind the defaults", "",
@@ -183,6 +191,25 @@ def render(log: Path) -> str:
     for e in benchmarks:
         out += benchmark_part(e, root)
     return "\n".join(out).rstrip() + "\n"
+
+
+def baseline_line(measured: list[Experiment], evidence: dict[str, Any]) -> str:
+    """What the log can say of its baselines: the entries measured against a baseline that
+    has since moved (drift.py), and how many cannot say, their evidence older than the record."""
+    shifted = [e.name for e in measured if evidence[e.name] and drift.moved(e, evidence[e.name])]
+    silent = [e.name for e in measured if evidence[e.name] and not drift.moved(e, evidence[e.name])
+              and drift.unrecorded(evidence[e.name])]
+    text = ("Evidence records every setting its baseline ran with (evidence written before it did has them "
+            "reconstructed from the code that measured it, where that code was committed: "
+            "scripts/backfill_baseline_settings.py), so an entry measured against defaults that have since moved "
+            "is marked *baseline moved* and names what moved; `glassrag experiment run --moved` measures those "
+            "again. ")
+    text += (f"Marked now: {len(shifted)} ({', '.join(f'`{n}`' for n in shifted)}). " if shifted
+             else "None is marked now. ")
+    if silent:
+        text += (f"{len(silent)} entries have a corpus whose evidence was written before the settings were "
+                 "recorded and cannot say.")
+    return text.rstrip()
 
 
 def _anchor(e: Experiment) -> str:

@@ -33,7 +33,7 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
                 "missing": "no experiment log: start glassrag serve in the project folder, or give --log"}
     import json
 
-    from glassrag.experiment import load_all, read_evidence
+    from glassrag.experiment import drift, load_all, read_evidence
     from glassrag.experiment.corpora import load_corpora
     from glassrag.experiment.verdict import RENAMED
 
@@ -60,6 +60,8 @@ def development_view(log: Path | None, metric: str | None = None) -> dict[str, A
             "reason": evidence["reason"] if evidence else "not measured yet",
             "corpora": _corpora(log, evidence) if evidence else [],
             "provenance": evidence.get("provenance") if evidence else None,
+            # the settings moved since it was measured, in words (experiment/drift.py); "" when none did
+            "moved": drift.said(drift.moved(e, evidence), mark="") if evidence else "",
         })
     metrics = sorted({m for x in experiments for c in x["corpora"] for m in c["metrics"]})
     metric = metric or (experiments[0]["metric"] if experiments else None)
