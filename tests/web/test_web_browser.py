@@ -90,8 +90,17 @@ def test_a_literal_dot_dot_reaches_no_file(live: str, path: str):
 
 
 def test_a_100_kb_request_line_gets_a_4xx_from_the_real_server(live: str):
-    status, body = raw_request(live, "GET /ask?q=" + "a" * 100_000 + " HTTP/1.1")
-    assert 400 <= status < 500 and b"Traceback" not in body
+    # the server answers 400 and closes while most of the line is still unread, so the kernel may
+    # reset the connection before the answer is read (seen once in a full run on a loaded machine):
+    # a reset is tried again, up to five times; any answer must be a 4xx without a traceback
+    for _ in range(5):
+        try:
+            status, body = raw_request(live, "GET /ask?q=" + "a" * 100_000 + " HTTP/1.1")
+        except (ConnectionResetError, BrokenPipeError):
+            continue
+        assert 400 <= status < 500 and b"Traceback" not in body
+        return
+    pytest.fail("every try was reset before the server's answer could be read")
 
 
 def test_the_server_refuses_another_host_name(live: str):
