@@ -23,6 +23,9 @@ import tempfile
 from io import BytesIO
 from pathlib import Path
 
+from glassrag.experiment import write_evidence
+from glassrag.experiment.drift import flat
+
 ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULTS = """
@@ -53,8 +56,7 @@ def settings_at(commit: str, baseline: dict, work: Path, cache: dict) -> dict | 
         print(f"  {commit[:8]}: its config could not be read: {done.stderr.strip().splitlines()[-1:]}")
         cache[key] = None
         return None
-    sections = json.loads(done.stdout)
-    cache[key] = {f"{s}.{k}": v for s, values in sections.items() for k, v in values.items()}
+    cache[key] = flat(json.loads(done.stdout))
     return cache[key]
 
 
@@ -87,9 +89,7 @@ def main(log: Path) -> int:
                 counts["reconstructed"] += 1
                 changed = True
             if changed:
-                tmp_path = path.with_name(f".{path.name}.tmp")
-                tmp_path.write_text(json.dumps(evidence, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-                tmp_path.replace(path)
+                write_evidence(log, evidence)
     print(", ".join(f"{n} {what}" for what, n in counts.items()) + " (corpora of evidence)")
     return 0
 

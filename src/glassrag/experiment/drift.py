@@ -25,6 +25,15 @@ from glassrag.experiment.log import Experiment
 AFTER_RANKING = ("gate", "answer", "generate")
 
 
+def _json(value: Any) -> Any:
+    return json.loads(json.dumps(value))  # settings are TOML's values: JSON holds every one
+
+
+# what each setting added after the behaviour it names did before it existed (its definition's
+# `before`), as evidence holds it
+BEFORE = {name: _json(s.before) for name, s in SETTINGS.items() if s.before is not None}
+
+
 def flat(config: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """{"section.name": value} of a configuration's sections, each value as JSON holds it
     (a tuple becomes a list), so recorded and current settings compare equal when they are."""
@@ -43,13 +52,12 @@ def moved(experiment: Experiment, evidence: Mapping[str, Any]) -> dict[str, list
     now = flat(experiment.configs()[0].to_dict())
     if all(m.startswith("ranking ") for m in (experiment.metric, *experiment.also)):
         now = {name: v for name, v in now.items() if name.split(".")[0] not in AFTER_RANKING}
-    before = {name: _json(s.before) for name, s in SETTINGS.items() if s.before is not None}
     out = {}
     for corpus, c in evidence["corpora"].items():
         recorded = c.get("baseline_settings")
         if not recorded:
             continue
-        then = {name: recorded.get(name, before.get(name, now[name])) for name in now}
+        then = {name: recorded.get(name, BEFORE.get(name, now[name])) for name in now}
         diffs = [(name, then[name], now[name]) for name in sorted(now) if then[name] != now[name]]
         if diffs:
             out[corpus] = diffs
@@ -71,10 +79,6 @@ def said(changes: Mapping[str, list[tuple[str, Any, Any]]], mark: str = "`") -> 
             by_setting.setdefault((name, _text(then), _text(now)), []).append(corpus)
     return "; ".join(f"{mark}{name}{mark} {then} → {now} ({', '.join(corpora)})"
                      for (name, then, now), corpora in by_setting.items())
-
-
-def _json(value: Any) -> Any:
-    return json.loads(json.dumps(value))  # settings are TOML's values: JSON holds every one
 
 
 def _text(value: Any) -> str:

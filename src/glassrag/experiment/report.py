@@ -68,7 +68,9 @@ def _cell(m: dict[str, Any]) -> str:
     return f"{v:.3f} [{m['low']:.2f}, {m['high']:.2f}]" if m.get("low") is not None else f"{v:.3f}"
 
 
-def experiment_part(e: Experiment, evidence: dict[str, Any] | None, corpora: dict[str, Any]) -> list[str]:
+def experiment_part(e: Experiment, evidence: dict[str, Any] | None, corpora: dict[str, Any],
+                    changes: dict[str, Any] | None = None) -> list[str]:
+    """The entry's section; `changes`: its settings moved since it was measured (drift.moved)."""
     out = [f"### {e.title} (`{e.name}`)", "", f"**Hypothesis.** {e.hypothesis}", ""]
     out += [f"**Change:** `{_settings(e.change)}` on top of "
             + (f"`{_settings(e.baseline)}`" if e.baseline else "the defaults")
@@ -98,7 +100,6 @@ def experiment_part(e: Experiment, evidence: dict[str, Any] | None, corpora: dic
     prov = evidence.get("provenance", {})
     out += ["", f"Measured in {evidence['seconds']} s, code {prov.get('code_version') or 'unknown'}; "
                 f"evidence `experiments/results/{e.name}.json`, runs in `.glassrag/experiments/runs/{e.name}/`.", ""]
-    changes = drift.moved(e, evidence)
     if changes:
         out += [f"**The baseline's settings have moved since:** {drift.said(changes)}. These figures compare the "
                 "change with the baseline of that time; whether the move changes them, only "
@@ -137,6 +138,7 @@ def render(log: Path) -> str:
     measured = [e for e in entries if e.measured]
     benchmarks = [e for e in entries if not e.measured]
     evidence = {e.name: read_evidence(log, e.name) for e in measured}
+    moved = {e.name: drift.moved(e, evidence[e.name]) if evidence[e.name] else {} for e in measured}
     out = [HEADER]
     out += ["## The experiment log", "",
             "Each experiment changes one thing against a baseline, on the corpora it names, and is decided "
@@ -174,7 +176,7 @@ def render(log: Path) -> str:
                 cells.append(f"{m['diff']:+.3f} (p {m.get('p_holm', m['p']):.2g})" if m["measured"] else "–")
         verdict = (ev["verdict"] + ("" if ev.get("rule") else " (rule 1)")) if ev else "not run"
         verdict += " (shipped)" if e.shipped else ""
-        verdict += " (baseline moved)" if ev and drift.moved(e, ev) else ""
+        verdict += " (baseline moved)" if moved[e.name] else ""
         head = ((ev or {}).get("pooled") or {}).get(e.metric)
         pooled = f"{head['diff']:+.3f} (p {head['p']:.2g}, n {head['n']})" if head else ""
         out.append(f"| [{e.title}](#{_anchor(e)}) | {e.metric} | {pooled} | " + " | ".join(cells) + f" | {verdict} |")
@@ -182,9 +184,9 @@ def render(log: Path) -> str:
     counts = {v: sum(1 for e in measured if evidence[e.name] and evidence[e.name]["verdict"] == v) for v in VERDICTS}
     counts = {v: n for v, n in counts.items() if n}
     out += [", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".", ""]
-    out += [baseline_line(measured, evidence), ""]
+    out += [baseline_line(measured, evidence, moved), ""]
     for e in measured:
-        out += experiment_part(e, evidence[e.name], corpora)
+        out += experiment_part(e, evidence[e.name], corpora, moved[e.name])
     out += ["## Benchmarks behind the defaults", "",
             "Measurements made by the benchmark scripts in `bench/`; `make bench-check` re-runs the cheap "
             "ones and fails when a figure committed here no longer reproduces.", ""]
@@ -193,11 +195,12 @@ def render(log: Path) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def baseline_line(measured: list[Experiment], evidence: dict[str, Any]) -> str:
+def baseline_line(measured: list[Experiment], evidence: dict[str, Any], moved: dict[str, Any]) -> str:
     """What the log can say of its baselines: the entries measured against a baseline that
-    has since moved (drift.py), and how many cannot say, their evidence older than the record."""
-    shifted = [e.name for e in measured if evidence[e.name] and drift.moved(e, evidence[e.name])]
-    silent = [e.name for e in measured if evidence[e.name] and not drift.moved(e, evidence[e.name])
+    has since moved (`moved`: drift.moved per entry), and how many cannot say, their evidence
+    older than the record."""
+    shifted = [e.name for e in measured if moved[e.name]]
+    silent = [e.name for e in measured if evidence[e.name] and not moved[e.name]
               and drift.unrecorded(evidence[e.name])]
     text = ("Evidence records every setting its baseline ran with (evidence written before it did has them "
             "reconstructed from the code that measured it, where that code was committed: "
